@@ -1,0 +1,1 @@
+"""torch_npu: PyTorch on (simulated) Ascend NPUs."""
