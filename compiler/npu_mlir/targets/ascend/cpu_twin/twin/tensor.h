@@ -1,0 +1,109 @@
+// GlobalTensor / LocalTensor and the positions (memory spaces) of the CPU twin.
+#pragma once
+
+#include <cstdint>
+
+namespace AscendC {
+
+enum class TPosition { GM, VECIN, VECOUT, VECCALC, A1, A2, B1, B2, CO1, CO2 };
+using QuePosition = TPosition;
+
+// Physical memory a position lives in, with its 910B capacity (DESIGN.md section 3).
+enum class TwinSpace { UB = 0, L1, L0A, L0B, L0C, COUNT };
+
+constexpr TwinSpace SpaceOf(TPosition pos) {
+  switch (pos) {
+    case TPosition::A1:
+    case TPosition::B1: return TwinSpace::L1;
+    case TPosition::A2: return TwinSpace::L0A;
+    case TPosition::B2: return TwinSpace::L0B;
+    case TPosition::CO1: return TwinSpace::L0C;
+    default: return TwinSpace::UB;
+  }
+}
+
+constexpr uint32_t SpaceCapacity(TwinSpace s) {
+  switch (s) {
+    case TwinSpace::UB: return 192 * 1024;
+    case TwinSpace::L1: return 512 * 1024;
+    case TwinSpace::L0A: return 64 * 1024;
+    case TwinSpace::L0B: return 64 * 1024;
+    case TwinSpace::L0C: return 128 * 1024;
+    default: return 0;
+  }
+}
+
+constexpr const char* SpaceName(TwinSpace s) {
+  switch (s) {
+    case TwinSpace::UB: return "UB";
+    case TwinSpace::L1: return "L1";
+    case TwinSpace::L0A: return "L0A";
+    case TwinSpace::L0B: return "L0B";
+    case TwinSpace::L0C: return "L0C";
+    default: return "?";
+  }
+}
+
+template <typename T>
+class GlobalTensor {
+ public:
+  void SetGlobalBuffer(__gm__ T* buffer, uint64_t size = 0) {
+    ptr_ = buffer;
+    size_ = size;
+  }
+  GlobalTensor operator[](uint64_t offset) const {
+    GlobalTensor t;
+    t.ptr_ = ptr_ + offset;
+    t.size_ = size_ > offset ? size_ - offset : 0;
+    return t;
+  }
+  T GetValue(uint64_t i) const { return ptr_[i]; }
+  void SetValue(uint64_t i, T v) const { ptr_[i] = v; }  // a handle: constness is not the data's
+  T* GetPhyAddr() const { return ptr_; }
+  uint64_t GetSize() const { return size_; }
+
+ private:
+  T* ptr_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+template <typename T>
+class LocalTensor {
+ public:
+  LocalTensor() = default;
+  LocalTensor(T* ptr, uint32_t size, TPosition pos, int32_t bufId) : ptr_(ptr), size_(size), pos_(pos), bufId_(bufId) {}
+  LocalTensor operator[](uint32_t offset) const {
+    if (offset > size_) TwinFail("LocalTensor offset past the end of its buffer");
+    return LocalTensor(ptr_ + offset, size_ - offset, pos_, bufId_);
+  }
+  template <typename U>
+  LocalTensor<U> ReinterpretCast() const {
+    return LocalTensor<U>(reinterpret_cast<U*>(ptr_), size_ * sizeof(T) / sizeof(U), pos_, bufId_);
+  }
+  T GetValue(uint32_t i) const { return ptr_[i]; }
+  void SetValue(uint32_t i, T v) const { ptr_[i] = v; }
+  T* GetPhyAddr() const { return ptr_; }
+  uint32_t GetSize() const { return size_; }
+  TPosition GetPosition() const { return pos_; }
+  int32_t BufferId() const { return bufId_; }
+
+ private:
+  T* ptr_ = nullptr;
+  uint32_t size_ = 0;  // elements
+  TPosition pos_ = TPosition::VECCALC;
+  int32_t bufId_ = -1;
+};
+
+// Checks that `count` elements fit in the local tensor: a kernel that overruns
+// a buffer corrupts its neighbour on hardware, so the twin refuses it.
+template <typename T>
+inline void TwinCheckRange(const LocalTensor<T>& t, uint64_t count, const char* op) {
+  if (count > t.GetSize()) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "%s of %llu elements overruns a local buffer of %u", op,
+                  static_cast<unsigned long long>(count), t.GetSize());
+    TwinFail(msg);
+  }
+}
+
+}  // namespace AscendC
