@@ -1,0 +1,178 @@
+#include "device.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "stream.h"
+
+namespace npurt {
+namespace {
+
+constexpr uint32_t kDefaultDeviceCount = 8;
+constexpr size_t kDefaultDeviceMemory = size_t(64) << 30;
+
+struct DeviceTable {
+  std::vector<int32_t> physicalIds;  // logical id -> physical id
+  size_t capacity = kDefaultDeviceMemory;
+  std::string error;  // non-empty: the environment is malformed
+};
+
+bool parseUnsigned(const char* text, unsigned long long* value, const char** rest) {
+  errno = 0;
+  char* end = nullptr;
+  if (*text < '0' || *text > '9') return false;
+  *value = std::strtoull(text, &end, 10);
+  *rest = end;
+  return errno == 0;
+}
+
+// "64G", "512M", "1048576": suffixes K/M/G/T, case-insensitive, optional trailing B.
+bool parseBytes(const char* text, size_t* bytes) {
+  unsigned long long value = 0;
+  const char* rest = nullptr;
+  if (!parseUnsigned(text, &value, &rest)) return false;
+  int shift = 0;
+  switch (*rest) {
+    case 'k': case 'K': shift = 10; ++rest; break;
+    case 'm': case 'M': shift = 20; ++rest; break;
+    case 'g': case 'G': shift = 30; ++rest; break;
+    case 't': case 'T': shift = 40; ++rest; break;
+    default: break;
+  }
+  if (*rest == 'b' || *rest == 'B') ++rest;
+  if (*rest != '\0' || value == 0) return false;
+  if (shift > 0 && value > (~0ull >> shift)) return false;
+  *bytes = static_cast<size_t>(value << shift);
+  return true;
+}
+
+DeviceTable readEnvironment() {
+  DeviceTable table;
+  uint32_t physicalCount = kDefaultDeviceCount;
+  if (const char* text = std::getenv("NPU_SIM_DEVICE_COUNT")) {
+    unsigned long long value = 0;
+    const char* rest = nullptr;
+    if (!parseUnsigned(text, &value, &rest) || *rest != '\0' || value > 1024) {
+      table.error = std::string("NPU_SIM_DEVICE_COUNT='") + text +
+                    "' is not a device count: set it to an integer in [0, 1024] (default 8)";
+      return table;
+    }
+    physicalCount = static_cast<uint32_t>(value);
+  }
+  if (const char* text = std::getenv("NPU_SIM_DEVICE_MEMORY")) {
+    if (!parseBytes(text, &table.capacity)) {
+      table.error = std::string("NPU_SIM_DEVICE_MEMORY='") + text +
+                    "' is not a size: use a positive byte count with an optional K/M/G/T suffix, e.g. 16G";
+      return table;
+    }
+  }
+  const char* visible = std::getenv("ASCEND_RT_VISIBLE_DEVICES");
+  if (visible == nullptr) {
+    for (uint32_t i = 0; i < physicalCount; ++i) table.physicalIds.push_back(static_cast<int32_t>(i));
+    return table;
+  }
+  // As on real machines: a comma list of physical ids, logical ids follow its order.
+  const char* cursor = visible;
+  while (*cursor != '\0') {
+    unsigned long long id = 0;
+    const char* rest = nullptr;
+    bool ok = parseUnsigned(cursor, &id, &rest) && (*rest == ',' || *rest == '\0') && id < physicalCount;
+    for (int32_t seen : table.physicalIds) ok = ok && seen != static_cast<int32_t>(id);
+    if (!ok) {
+      table.error = std::string("ASCEND_RT_VISIBLE_DEVICES='") + visible +
+                    "' must list distinct physical device ids below " + std::to_string(physicalCount) +
+                    ", separated by commas (e.g. 0,2)";
+      table.physicalIds.clear();
+      return table;
+    }
+    table.physicalIds.push_back(static_cast<int32_t>(id));
+    cursor = *rest == ',' ? rest + 1 : rest;
+  }
+  return table;
+}
+
+const DeviceTable& deviceTable() {
+  static const DeviceTable table = readEnvironment();
+  return table;
+}
+
+thread_local int32_t currentDeviceId = 0;
+
+}  // namespace
+
+aclError checkDevice(int32_t device, const char* caller) {
+  const DeviceTable& table = deviceTable();
+  if (!table.error.empty()) return fail(ACL_ERROR_INVALID_PARAM, table.error);
+  if (device < 0 || static_cast<size_t>(device) >= table.physicalIds.size()) {
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, std::string(caller) + ": device " + std::to_string(device) +
+                                                   " is out of range: " + std::to_string(table.physicalIds.size()) +
+                                                   " device(s) visible (NPU_SIM_DEVICE_COUNT, ASCEND_RT_VISIBLE_DEVICES)");
+  }
+  return ACL_SUCCESS;
+}
+
+aclError visibleDeviceCount(uint32_t* count) {
+  const DeviceTable& table = deviceTable();
+  if (!table.error.empty()) return fail(ACL_ERROR_INVALID_PARAM, table.error);
+  *count = static_cast<uint32_t>(table.physicalIds.size());
+  return ACL_SUCCESS;
+}
+
+size_t deviceCapacity() { return deviceTable().capacity; }
+
+int32_t currentDevice() { return currentDeviceId; }
+
+}  // namespace npurt
+
+using npurt::fail;
+
+extern "C" {
+
+aclError aclrtGetDeviceCount(uint32_t* count) {
+  if (count == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is null");
+  return npurt::visibleDeviceCount(count);
+}
+
+aclError aclrtSetDevice(int32_t deviceId) {
+  if (aclError rc = npurt::checkDevice(deviceId, "aclrtSetDevice")) return rc;
+  npurt::currentDeviceId = deviceId;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDevice(int32_t* deviceId) {
+  if (deviceId == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
+  if (aclError rc = npurt::checkDevice(npurt::currentDeviceId, "aclrtGetDevice")) return rc;
+  *deviceId = npurt::currentDeviceId;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceProperties(int32_t deviceId, aclrtDeviceProp* prop) {
+  if (prop == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceProperties: prop is null");
+  if (aclError rc = npurt::checkDevice(deviceId, "aclrtGetDeviceProperties")) return rc;
+  // Ascend 910B1 (DESIGN.md section 3).
+  std::memset(prop, 0, sizeof(*prop));
+  std::strncpy(prop->name, "Ascend910B1", sizeof(prop->name) - 1);
+  prop->totalGlobalMem = npurt::deviceCapacity();
+  prop->cubeCoreNum = 24;
+  prop->vectorCoreNum = 48;
+  prop->l2CacheSize = size_t(192) << 20;
+  prop->l1Size = size_t(512) << 10;
+  prop->l0aSize = size_t(64) << 10;
+  prop->l0bSize = size_t(64) << 10;
+  prop->l0cSize = size_t(128) << 10;
+  prop->ubSize = size_t(192) << 10;
+  prop->cubeFreqGHz = 1.85;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeDevice(void) {
+  int32_t device = npurt::currentDeviceId;
+  if (aclError rc = npurt::checkDevice(device, "aclrtSynchronizeDevice")) return rc;
+  return npurt::synchronizeDeviceStreams(device);
+}
+
+}  // extern "C"

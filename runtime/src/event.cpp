@@ -1,0 +1,141 @@
+// Events: recording is a task that stamps the event on the stream's worker;
+// waiting is a task that blocks that stream's worker until the event completes.
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "error.h"
+#include "stream.h"
+
+namespace npurt {
+namespace {
+
+// Shared with queued tasks, so destroying an event with work still in flight is safe.
+struct EventState {
+  std::mutex mutex;
+  std::condition_variable completedCv;
+  uint32_t flags = 0;
+  uint64_t recorded = 0;   // generation of the latest aclrtRecordEvent
+  uint64_t completed = 0;  // latest generation whose task has run
+  int64_t timestampNs = 0;
+};
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+}  // namespace npurt
+
+struct aclrtEventImpl {
+  std::shared_ptr<npurt::EventState> state = std::make_shared<npurt::EventState>();
+};
+
+using npurt::fail;
+
+extern "C" {
+
+aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
+  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEventWithFlag: event is null");
+  if ((flag & ~(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)) != 0) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEventWithFlag: unknown flag bits " + std::to_string(flag) +
+                                             " (use ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)");
+  }
+  *event = new aclrtEventImpl();
+  (*event)->state->flags = flag;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event) {
+  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: event is null");
+  delete event;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: event is null");
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtRecordEvent")) return rc;
+  std::shared_ptr<npurt::EventState> state = event->state;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    generation = ++state->recorded;
+  }
+  return npurt::enqueue(stream, [state, generation] {
+    int64_t timestamp = npurt::nowNs();
+    {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      // A later record may already have completed on another stream: keep the latest.
+      if (generation > state->completed) {
+        state->completed = generation;
+        state->timestampNs = timestamp;
+      }
+    }
+    state->completedCv.notify_all();
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: event is null");
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtStreamWaitEvent")) return rc;
+  std::shared_ptr<npurt::EventState> state = event->state;
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    target = state->recorded;
+  }
+  if (target == 0) return ACL_SUCCESS;  // never recorded: nothing to wait for, as in ACL/CUDA
+  return npurt::enqueue(stream, [state, target] {
+    std::unique_lock<std::mutex> lock(state->mutex);
+    state->completedCv.wait(lock, [&] { return state->completed >= target; });
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtQueryEventStatus(aclrtEvent event, int32_t* complete) {
+  if (event == nullptr || complete == nullptr) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: event and complete must not be null");
+  }
+  npurt::EventState& state = *event->state;
+  std::lock_guard<std::mutex> lock(state.mutex);
+  *complete = state.completed >= state.recorded ? 1 : 0;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: event is null");
+  npurt::EventState& state = *event->state;
+  std::unique_lock<std::mutex> lock(state.mutex);
+  uint64_t target = state.recorded;
+  state.completedCv.wait(lock, [&] { return state.completed >= target; });
+  return ACL_SUCCESS;
+}
+
+aclError aclrtEventElapsedTime(float* ms, aclrtEvent start, aclrtEvent end) {
+  if (ms == nullptr || start == nullptr || end == nullptr) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: ms, start and end must not be null");
+  }
+  int64_t stamps[2];
+  aclrtEvent events[2] = {start, end};
+  for (int i = 0; i < 2; ++i) {
+    npurt::EventState& state = *events[i]->state;
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if ((state.flags & ACL_EVENT_TIME_LINE) == 0) {
+      return fail(ACL_ERROR_INVALID_PARAM,
+                  "aclrtEventElapsedTime: both events need ACL_EVENT_TIME_LINE (torch: enable_timing=True)");
+    }
+    if (state.recorded == 0 || state.completed < state.recorded) {
+      return fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+                  "aclrtEventElapsedTime: both events must be recorded and completed: synchronize the end event first");
+    }
+    stamps[i] = state.timestampNs;
+  }
+  *ms = static_cast<float>(static_cast<double>(stamps[1] - stamps[0]) / 1e6);
+  return ACL_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,135 @@
+// Tasks other than events: kernel launches, host functions, copies and fills.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core_pool.h"
+#include "error.h"
+#include "memory.h"
+#include "stream.h"
+
+namespace npurt {
+namespace {
+
+const char* kindName(aclrtMemcpyKind kind) {
+  switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST: return "HOST_TO_HOST";
+    case ACL_MEMCPY_HOST_TO_DEVICE: return "HOST_TO_DEVICE";
+    case ACL_MEMCPY_DEVICE_TO_HOST: return "DEVICE_TO_HOST";
+    case ACL_MEMCPY_DEVICE_TO_DEVICE: return "DEVICE_TO_DEVICE";
+  }
+  return "?";
+}
+
+// Device-side pointers must lie, with all `count` bytes, inside one device
+// allocation; host-side pointers must not point into device memory.
+aclError checkSide(const void* ptr, size_t count, bool device, const char* role, const char* caller,
+                   aclrtMemcpyKind kind) {
+  MemoryRange range = findMemoryRange(ptr);
+  uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+  if (device && range.location != ACL_MEM_LOCATION_DEVICE) {
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": " + role + " is not device memory (kind " +
+                                             kindName(kind) + ")");
+  }
+  if (device && address + count > range.base + range.size) {
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": " + std::to_string(count) + " bytes at " + role +
+                                             " run past the end of its device allocation");
+  }
+  if (!device && range.location == ACL_MEM_LOCATION_DEVICE) {
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": " + role + " is device memory but kind is " +
+                                             kindName(kind));
+  }
+  return ACL_SUCCESS;
+}
+
+aclError checkCopy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                   const char* caller) {
+  if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEVICE_TO_DEVICE) {
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": unknown copy kind " + std::to_string(kind));
+  }
+  if (count > destMax) {
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": count " + std::to_string(count) +
+                                             " exceeds destMax " + std::to_string(destMax));
+  }
+  if (count == 0) return ACL_SUCCESS;
+  if (dst == nullptr || src == nullptr) return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": dst or src is null");
+  bool dstDevice = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+  bool srcDevice = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+  if (aclError rc = checkSide(dst, count, dstDevice, "dst", caller, kind)) return rc;
+  return checkSide(src, count, srcDevice, "src", caller, kind);
+}
+
+}  // namespace
+}  // namespace npurt
+
+using npurt::fail;
+
+extern "C" {
+
+aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
+  if (aclError rc = npurt::checkCopy(dst, destMax, src, count, kind, "aclrtMemcpy")) return rc;
+  if (count > 0) std::memmove(dst, src, count);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                          aclrtStream stream) {
+  if (aclError rc = npurt::checkCopy(dst, destMax, src, count, kind, "aclrtMemcpyAsync")) return rc;
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtMemcpyAsync")) return rc;
+  return npurt::enqueue(stream, [dst, src, count] {
+    if (count > 0) std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+  if (count > maxCount) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count " + std::to_string(count) + " exceeds maxCount " +
+                                             std::to_string(maxCount));
+  }
+  if (count > 0) {
+    if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: devPtr is null");
+    aclError rc = npurt::checkSide(devPtr, count, true, "devPtr", "aclrtMemsetAsync", ACL_MEMCPY_HOST_TO_DEVICE);
+    if (rc != ACL_SUCCESS) return rc;
+  }
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtMemsetAsync")) return rc;
+  return npurt::enqueue(stream, [devPtr, value, count] {
+    if (count > 0) std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void* args, size_t argsSize,
+                           const char* name, aclrtStream stream) {
+  if (kernel == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: kernel is null");
+  if (blockDim == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: blockDim is 0");
+  if (args == nullptr && argsSize > 0) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: args is null but argsSize is " + std::to_string(argsSize));
+  }
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtLaunchKernel")) return rc;
+  const uint8_t* bytes = static_cast<const uint8_t*>(args);
+  std::vector<uint8_t> packed(bytes, bytes + argsSize);
+  std::string label = name != nullptr ? name : "<unnamed>";
+  return npurt::enqueue(stream, [kernel, blockDim, packed = std::move(packed), label = std::move(label)] {
+    const void* data = packed.empty() ? nullptr : packed.data();
+    npurt::BlockFailure failure =
+        npurt::runBlocks(blockDim, [&](uint32_t idx) { return kernel(data, idx, blockDim); });
+    if (failure.code == 0) return ACL_SUCCESS;
+    return fail(ACL_ERROR_RT_AICORE_EXCEPTION, "kernel '" + label + "' failed in block " +
+                                                   std::to_string(failure.blockIdx) + " of " +
+                                                   std::to_string(blockDim) + " with code " +
+                                                   std::to_string(failure.code));
+  });
+}
+
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* userData) {
+  if (fn == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchHostFunc: fn is null");
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtLaunchHostFunc")) return rc;
+  return npurt::enqueue(stream, [fn, userData] {
+    int32_t rc = fn(userData);
+    if (rc == 0) return ACL_SUCCESS;
+    return fail(ACL_ERROR_RT_INTERNAL_ERROR, "host function on the stream failed with code " + std::to_string(rc));
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,23 @@
+// The registry of raw device allocations and pinned host buffers, searchable by address.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "npurt/acl_rt.h"
+
+namespace npurt {
+
+struct MemoryRange {
+  uintptr_t base = 0;
+  size_t size = 0;
+  aclrtMemLocation location = ACL_MEM_LOCATION_UNREGISTERED;
+  int32_t device = -1;
+};
+
+// The registered range containing `ptr` (location UNREGISTERED when none does).
+MemoryRange findMemoryRange(const void* ptr);
+// Bytes of raw device memory currently allocated on `device`.
+size_t deviceMemoryUsed(int32_t device);
+
+}  // namespace npurt

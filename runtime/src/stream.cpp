@@ -1,0 +1,177 @@
+#include "stream.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "device.h"
+#include "error.h"
+
+namespace npurt {
+namespace {
+
+constexpr uint32_t kStreamsPerDevice = 1 + 2 * ACL_STREAM_POOL_SIZE;
+
+struct StreamTable {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<aclrtStreamImpl[]>> byDevice;
+};
+
+// Leaked on purpose, like every runtime singleton: worker threads block on these
+// streams' condition variables for the life of the process, and destroying them
+// in static destructors while a worker waits would crash at exit.
+StreamTable& streamTable() {
+  static StreamTable* table = new StreamTable();
+  return *table;
+}
+
+aclrtStreamImpl* streamsOf(int32_t device) {
+  StreamTable& table = streamTable();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  if (table.byDevice.size() <= static_cast<size_t>(device)) table.byDevice.resize(device + 1);
+  auto& streams = table.byDevice[device];
+  if (!streams) {
+    streams.reset(new aclrtStreamImpl[kStreamsPerDevice]);
+    for (uint32_t i = 0; i < kStreamsPerDevice; ++i) {
+      streams[i].device = device;
+      streams[i].index = i;
+      streams[i].priority = i > ACL_STREAM_POOL_SIZE ? -1 : 0;
+    }
+  }
+  return streams.get();
+}
+
+void keepFirstError(aclrtStreamImpl* stream, aclError rc) {
+  if (rc != ACL_SUCCESS && stream->error == ACL_SUCCESS) {
+    stream->error = rc;
+    stream->errorMessage = aclGetRecentErrMsg();
+  }
+}
+
+void drain(aclrtStreamImpl* stream) {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(stream->mutex);
+      stream->taskQueued.wait(lock, [stream] { return !stream->queue.empty(); });
+      task = std::move(stream->queue.front());
+      stream->queue.pop_front();
+    }
+    aclError rc = task();
+    {
+      std::lock_guard<std::mutex> lock(stream->mutex);
+      keepFirstError(stream, rc);
+      ++stream->finished;
+    }
+    stream->taskFinished.notify_all();
+  }
+}
+
+aclError takeError(aclrtStreamImpl* stream) {
+  aclError rc = stream->error;
+  std::string message = std::move(stream->errorMessage);
+  stream->error = ACL_SUCCESS;
+  stream->errorMessage.clear();
+  return rc == ACL_SUCCESS ? ACL_SUCCESS : fail(rc, std::move(message));
+}
+
+aclError synchronize(aclrtStreamImpl* stream) {
+  std::unique_lock<std::mutex> lock(stream->mutex);
+  uint64_t target = stream->submitted;
+  stream->taskFinished.wait(lock, [stream, target] { return stream->finished >= target; });
+  return takeError(stream);
+}
+
+}  // namespace
+
+aclError resolveStream(aclrtStream stream, aclrtStream* resolved, const char* caller) {
+  if (stream != nullptr) {
+    *resolved = stream;
+    return ACL_SUCCESS;
+  }
+  if (aclError rc = checkDevice(currentDevice(), caller)) return rc;
+  *resolved = &streamsOf(currentDevice())[0];
+  return ACL_SUCCESS;
+}
+
+aclError enqueue(aclrtStream stream, Task task) {
+  if (aclrtLaunchBlocking()) {
+    std::lock_guard<std::mutex> run(stream->blockingRun);
+    return task();
+  }
+  {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    stream->queue.push_back(std::move(task));
+    ++stream->submitted;
+    if (!stream->workerStarted) {
+      stream->workerStarted = true;
+      std::thread(drain, stream).detach();
+    }
+  }
+  stream->taskQueued.notify_one();
+  return ACL_SUCCESS;
+}
+
+aclError synchronizeDeviceStreams(int32_t device) {
+  aclrtStreamImpl* streams = streamsOf(device);
+  aclError first = ACL_SUCCESS;
+  std::string firstMessage;
+  for (uint32_t i = 0; i < kStreamsPerDevice; ++i) {
+    aclError rc = synchronize(&streams[i]);
+    if (rc != ACL_SUCCESS && first == ACL_SUCCESS) {
+      first = rc;
+      firstMessage = aclGetRecentErrMsg();
+    }
+  }
+  return first == ACL_SUCCESS ? ACL_SUCCESS : fail(first, std::move(firstMessage));
+}
+
+}  // namespace npurt
+
+using npurt::fail;
+
+extern "C" {
+
+int32_t aclrtLaunchBlocking(void) {
+  static const int32_t blocking = [] {
+    const char* text = std::getenv("ASCEND_LAUNCH_BLOCKING");
+    return text != nullptr && std::strcmp(text, "1") == 0 ? 1 : 0;
+  }();
+  return blocking;
+}
+
+aclError aclrtGetStreamByIndex(int32_t deviceId, uint32_t index, aclrtStream* stream) {
+  if (stream == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetStreamByIndex: stream is null");
+  if (aclError rc = npurt::checkDevice(deviceId, "aclrtGetStreamByIndex")) return rc;
+  if (index >= npurt::kStreamsPerDevice) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetStreamByIndex: index " + std::to_string(index) +
+                                             " is out of range: a device has streams 0.." +
+                                             std::to_string(npurt::kStreamsPerDevice - 1));
+  }
+  *stream = &npurt::streamsOf(deviceId)[index];
+  return ACL_SUCCESS;
+}
+
+aclError aclrtStreamGetInfo(aclrtStream stream, int32_t* deviceId, uint32_t* index, int32_t* priority) {
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtStreamGetInfo")) return rc;
+  if (deviceId != nullptr) *deviceId = stream->device;
+  if (index != nullptr) *index = stream->index;
+  if (priority != nullptr) *priority = stream->priority;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream) {
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtSynchronizeStream")) return rc;
+  return npurt::synchronize(stream);
+}
+
+aclError aclrtStreamQuery(aclrtStream stream, int32_t* done) {
+  if (done == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: done is null");
+  if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtStreamQuery")) return rc;
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  *done = stream->finished >= stream->submitted ? 1 : 0;
+  return ACL_SUCCESS;
+}
+
+}  // extern "C"

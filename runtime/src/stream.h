@@ -1,0 +1,48 @@
+// Streams: a FIFO of tasks per stream, drained by a worker thread started on the first task.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "npurt/acl_rt.h"
+
+namespace npurt {
+
+// A task returns ACL_SUCCESS or a code whose message it recorded with fail().
+using Task = std::function<aclError()>;
+
+}  // namespace npurt
+
+struct aclrtStreamImpl {
+  int32_t device = 0;
+  uint32_t index = 0;
+  int32_t priority = 0;  // torch's convention: lower is higher priority
+
+  std::mutex mutex;
+  std::condition_variable taskQueued;
+  std::condition_variable taskFinished;
+  std::deque<npurt::Task> queue;
+  uint64_t submitted = 0;
+  uint64_t finished = 0;
+  aclError error = ACL_SUCCESS;  // the first task error since the last synchronizing call
+  std::string errorMessage;
+  bool workerStarted = false;
+  // Serialises tasks run in the caller under ASCEND_LAUNCH_BLOCKING=1.
+  std::mutex blockingRun;
+};
+
+namespace npurt {
+
+// NULL means the current device's default stream, as in ACL.
+aclError resolveStream(aclrtStream stream, aclrtStream* resolved, const char* caller);
+// Queues `task` (or, under ASCEND_LAUNCH_BLOCKING=1, runs it now and returns its status).
+aclError enqueue(aclrtStream stream, Task task);
+// Waits for every stream of `device`; returns (and clears) the first pending error.
+aclError synchronizeDeviceStreams(int32_t device);
+
+}  // namespace npurt
