@@ -5,7 +5,7 @@
 // (cacheRecordStream) returns to the pool only after events recorded on those
 // streams complete. Configured by PYTORCH_NPU_ALLOC_CONF (read once), e.g.
 //   PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:256,garbage_collection_threshold:0.8
-// Keys: max_split_size_mb (> 2; blocks larger than this are never split),
+// Keys: max_split_size_mb (> 20; blocks of this size or more are never split),
 // garbage_collection_threshold (0 < t < 1: above t * allowed memory, unused
 // cached segments are released before asking for more), expandable_segments
 // (True/False: see cacheGetConfig), per_process_memory_fraction (0 < f <= 1).
@@ -64,7 +64,7 @@ struct DeviceStats {
   int64_t num_sync_all_streams = 0;  // times the allocator waited on all pending frees
   int64_t num_device_alloc = 0;    // aclrtMalloc calls that succeeded
   int64_t num_device_free = 0;     // aclrtFree calls
-  int64_t max_split_size = 0;      // bytes; SIZE_MAX-like (INT64_MAX) when unlimited
+  int64_t max_split_size = 0;      // bytes; -1 when unlimited (what torch.cuda reports)
 };
 
 aclError cacheGetStats(int32_t device, DeviceStats* stats);
@@ -78,10 +78,10 @@ aclError cacheResetAccumulatedStats(int32_t device);
 aclError cacheSetMemoryFraction(double fraction, int32_t device);
 
 // The parsed PYTORCH_NPU_ALLOC_CONF. expandable_segments here means: large
-// segments are sized to the request rounded to 2 MiB (never the 20 MiB
-// rounding), and the empty-cache retry releases segments largest first, so
-// growing allocations fragment less. The simulator has no virtual memory to map
-// pages into an existing segment, so segments do not grow in place.
+// segments are sized to the request rounded up to 2 MiB (never batched into
+// 20 MiB segments) and large blocks split down to 512 B like small ones, so
+// reserved memory tracks what is in use. The simulator has no virtual memory to
+// map pages into an existing segment, so segments do not grow in place.
 struct AllocatorConfig {
   size_t max_split_size = SIZE_MAX;
   double garbage_collection_threshold = 0.0;  // 0: off
@@ -115,7 +115,6 @@ struct SegmentSnapshot {
   size_t requested_size = 0;
   aclrtStream stream = nullptr;
   bool is_large = false;
-  bool is_expandable = false;
   std::vector<BlockSnapshot> blocks;  // in address order
 };
 
@@ -126,8 +125,7 @@ struct TraceEntry {
     kFreeCompleted = 2,  // block back in the pool
     kSegmentAlloc = 3,   // aclrtMalloc
     kSegmentFree = 4,    // aclrtFree
-    kSnapshot = 5,       // a snapshot was taken
-    kOom = 6,            // allocation failed (addr = free device bytes)
+    kOom = 5,            // allocation failed (addr = free device bytes)
   };
   Action action = kAlloc;
   uintptr_t addr = 0;

@@ -1,0 +1,93 @@
+// One device's cache of blocks carved from aclrtMalloc'd segments.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "npurt/caching_allocator.h"
+
+namespace npurt {
+
+struct Block {
+  aclrtStream stream = nullptr;  // the stream it was allocated for; pools are keyed by it
+  uintptr_t ptr = 0;
+  size_t size = 0;
+  size_t requested = 0;
+  bool small = false;
+  bool allocated = false;
+  int eventCount = 0;  // events that must complete before the block is free again
+  Block* prev = nullptr;  // neighbours inside the same segment
+  Block* next = nullptr;
+  std::unordered_set<aclrtStream> streamUses;
+  std::string context;
+
+  bool isSplit() const { return prev != nullptr || next != nullptr; }
+};
+
+// Best fit within a stream: ordered by (stream, size, address).
+struct BlockOrder {
+  bool operator()(const Block* a, const Block* b) const;
+};
+using Pool = std::set<Block*, BlockOrder>;
+
+// Whether trace entries are being kept, shared by every device's cache.
+struct HistorySettings {
+  bool enabled = false;
+  size_t maxEntries = 0;
+};
+
+class DeviceCache {
+ public:
+  DeviceCache(int32_t device, const AllocatorConfig& config);
+
+  aclError malloc(void** ptr, size_t size, aclrtStream stream, const std::string& context);
+  aclError free(void* ptr, const std::string& context);
+  aclError recordStream(void* ptr, aclrtStream stream);
+  aclError emptyCache();
+
+  DeviceStats stats();
+  void resetPeakStats();
+  void resetAccumulatedStats();
+  void setMemoryFraction(double fraction);
+
+  void snapshot(MemorySnapshot* out);
+  void setHistory(const HistorySettings& settings);
+
+ private:
+  Pool& poolFor(bool small) { return small ? smallPool_ : largePool_; }
+  Block* takeFreeBlock(Pool& pool, aclrtStream stream, size_t size);
+  Block* allocateSegment(size_t size, aclrtStream stream, bool small, const std::string& context);
+  Block* carve(Block* block, size_t size, size_t requested, const std::string& context);
+  void freeBlock(Block* block, const std::string& context);
+  size_t mergeInto(Block* dst, Block* src, Pool& pool);
+  void releaseSegment(Block* block);
+  // Releases unused unsplit cached segments, largest first, until `target`
+  // bytes stay reserved (0: release all of them).
+  void releaseCachedSegments(size_t target);
+  void processEvents();
+  void synchronizeAndFreeEvents();
+  aclError outOfMemory(size_t requested, size_t segmentSize, const std::string& context);
+  void trace(TraceEntry::Action action, uintptr_t addr, size_t size, aclrtStream stream, const std::string& context);
+  size_t allowedBytes() const;
+
+  const int32_t device_;
+  const AllocatorConfig config_;
+  double fraction_;
+  std::mutex mutex_;
+  Pool smallPool_;
+  Pool largePool_;
+  std::unordered_map<uintptr_t, Block*> active_;  // allocated or waiting for events
+  std::vector<std::pair<aclrtEvent, Block*>> pendingFrees_;
+  DeviceStats stats_;
+  HistorySettings history_;
+  std::deque<TraceEntry> trace_;
+};
+
+}  // namespace npurt
