@@ -1,0 +1,1 @@
+"""The Ascend compiler passes, one per file; `registry.PASSES` names them."""

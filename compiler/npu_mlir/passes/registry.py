@@ -1,0 +1,129 @@
+"""Pass names -> lazily imported callables, shared by `npu-opt` and `pipeline.py`.
+
+Contract of a pass: a module-level function
+    run(module: ir.Operation, *, <option>: <type> = <default>, ...) -> bool | None
+that rewrites the builtin.module `module` in place (walking functions/kernels itself: Python
+passes run at module level, see PLATFORM-NOTES). It reports bad input as MLIR diagnostics on the
+offending op's location (`op.location.emit_error(...)`) and returns False; anything else is
+success. Options are keyword arguments: the kebab-case option `max-ops` is `max_ops`, typed by its
+default. Entries stay strings so `npu-opt --list-passes` imports no pass module.
+"""
+
+import importlib
+import inspect
+import os
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from torch_mlir import ir
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    name: str
+    target: str  # "module:function"
+    summary: str
+    options: dict[str, str] = field(default_factory=dict)  # option -> help
+
+
+def _entry(name: str, target: str, summary: str, **options: str) -> tuple[str, PassInfo]:
+    return name, PassInfo(name, target, summary, {k.replace("_", "-"): v for k, v in options.items()})
+
+
+PASSES: dict[str, PassInfo] = dict(
+    [
+        _entry("ascend-attach-target", "npu_mlir.passes.attach_target:run",
+               "Attach the NPU hardware model as the module's ascend.target attribute",
+               chip="SoC model name (default Ascend910B1)"),
+        _entry("ascend-raise-linalg", "npu_mlir.passes.raise_linalg:run",
+               "Raise linalg named ops and elementwise/reduction linalg.generic to ascend tensor ops"),
+        _entry("ascend-assign-formats", "npu_mlir.passes.assign_formats:run",
+               "Give cube operands FRACTAL_NZ and conv operands NC1HWC0/FRACTAL_Z; cancel and fold casts",
+               cube_nz="use FRACTAL_NZ for matmul operands (default true)",
+               conv_formats="use NC1HWC0/FRACTAL_Z for conv2d (default true)"),
+        _entry("ascend-fuse", "npu_mlir.passes.fuse:run",
+               "Group elementwise chains, reductions and matmul epilogues; outline each to an ascend.kernel",
+               max_ops="largest number of ops in one kernel (default 64)",
+               epilogue="fuse elementwise consumers into matmul kernels (default true)"),
+        _entry("ascend-tile", "npu_mlir.passes.tile:run",
+               "Split kernels over cores and into UB / L0 tiles; record the tiling on the kernel"),
+        _entry("ascend-plan-memory", "npu_mlir.passes.plan_memory:run",
+               "Assign on-chip buffer offsets by liveness and check capacities"),
+        _entry("ascend-lower-tiles", "npu_mlir.passes.lower_tiles:run",
+               "Lower tiled kernels to copy_in / compute / copy_out tile-level ops"),
+        _entry("ascend-approximate-math", "npu_mlir.passes.approximate_math:run",
+               "Replace math.exp/log/tanh/erf with polynomial approximations"),
+    ]
+)
+
+
+class PassOptionError(ValueError):
+    """A pass name or option that the registry does not know or cannot convert."""
+
+
+def lookup(name: str) -> PassInfo:
+    if name not in PASSES:
+        raise PassOptionError(f"ERR03008 GRAPH unknown pass '{name}'; see npu-opt --list-passes")
+    return PASSES[name]
+
+
+def load(name: str) -> Callable[..., bool | None]:
+    """Import and return the run function of pass `name`."""
+    module, func = lookup(name).target.split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def _convert(name: str, option: str, text: str, default: object) -> object:
+    if isinstance(default, bool):
+        if text.lower() in ("1", "true", "on", ""):
+            return True
+        if text.lower() in ("0", "false", "off"):
+            return False
+    else:
+        try:
+            return type(default)(text) if default is not None else text
+        except ValueError:
+            pass
+    raise PassOptionError(
+        f"ERR03003 GRAPH option {option}={text!r} of pass {name} is not a {type(default).__name__}"
+    )
+
+
+def bind_options(name: str, options: Mapping[str, str]) -> dict[str, object]:
+    """Turn textual `options` (kebab-case) into keyword arguments of pass `name`'s run function."""
+    params = inspect.signature(load(name)).parameters
+    kwargs = {}
+    for option, text in options.items():
+        key = option.replace("-", "_")
+        if key not in params or params[key].kind is not inspect.Parameter.KEYWORD_ONLY:
+            known = ", ".join(p.replace("_", "-") for p, v in params.items() if v.kind is v.KEYWORD_ONLY)
+            raise PassOptionError(
+                f"ERR03003 GRAPH pass {name} has no option '{option}' (options: {known or 'none'})"
+            )
+        kwargs[key] = _convert(name, option, text, params[key].default)
+    return kwargs
+
+
+def external_pass(name: str, options: Mapping[str, str] | None = None) -> Callable:
+    """Return a callable for `PassManager.add` running pass `name` with `options`.
+
+    A Python exception inside a pass becomes an error diagnostic on the module (the traceback is
+    printed only when NPU_MLIR_DEBUG is set) and fails the pass manager run.
+    """
+    run = load(name)
+    kwargs = bind_options(name, options or {})
+
+    def run_pass(op: ir.Operation, pass_) -> None:
+        try:
+            ok = run(op, **kwargs)
+        except Exception as exc:  # a pass bug must surface as a diagnostic, not a traceback
+            if os.environ.get("NPU_MLIR_DEBUG"):
+                traceback.print_exc()
+            op.location.emit_error(f"ERR03005 GRAPH internal error in pass {name}: {type(exc).__name__}: {exc}")
+            ok = False
+        if ok is False:
+            pass_.signal_pass_failure()
+
+    run_pass.__name__ = name.replace("-", "_")
+    return run_pass

@@ -1,0 +1,1 @@
+"""The Ascend target: hardware model, emitters and the simulated-device build."""
