@@ -1,0 +1,200 @@
+"""ascend-tile: split each `ascend.kernel` over cores and into local-memory tiles.
+
+Vector (aiv) kernels spread over the 48 vector cores, cube (aic / mix) kernels over the 24 cube
+cores, never with more blocks than there is work. Vector tiles are sized so that every live UB
+buffer of the kernel (targets/ascend/kernel_model.py: inputs and outputs double-buffered, each
+temporary once) fits the 192 KiB UB at 32-byte alignment; cube tiles respect L0A 64 KiB, L0B
+64 KiB and L0C 128 KiB with double-buffered operands, in whole fractals (16x16 fp16/bf16, 16x8
+fp32, 16x32 int8). The result goes on the kernel as `block_dim` and the `tiling` dictionary
+(all integers i64, except `kind`), read by plan-memory, lower-tiles, the emitters and the sim:
+
+  every kind   kind (string: elementwise | row | matmul | opaque), block_dim, buffer_num (queue
+               depth: 2 = double buffering)
+  elementwise  total       elements of the iteration space (the kernel's tensors flattened)
+               block_elems elements per block (a multiple of align_elems); the last block gets
+               last_block_elems = total - (block_dim - 1) * block_elems
+               tile_elems  elements per UB tile; tile_num / tail_tile_elems: tiles of a full block
+               and the size of its last tile; last_tile_num / last_tail_tile_elems: same for the
+               last block
+               align_elems elements in 32 bytes of the narrowest dtype
+  row          rows, cols  the iteration space as [rows, cols] (cols = the reduced / broadcast
+               trailing dims); cols_aligned = cols padded to align_elems (UB row pitch)
+               block_rows, last_block_rows, tile_rows, tile_num, tail_tile_rows, last_tile_num,
+               last_tail_tile_rows, align_elems: as for elementwise, counted in rows
+  matmul       batch, m, n, k (transposes already applied: C[m,n] = A[m,k] B[k,n])
+               base_m, base_n, base_k  the L0 tile: L0A holds base_m x base_k, L0B base_k x
+               base_n, L0C base_m x base_n (fp32), all multiples of the fractal
+               tiles_m, tiles_n, k_tiles  tile counts; tail_m, tail_n, tail_k the last tiles' sizes
+               tiles = batch * tiles_m * tiles_n output tiles, dealt round-robin: block b takes
+               tiles b, b + block_dim, ...; tile t is (batch t // (tiles_m*tiles_n), then row-major
+               over (tiles_m, tiles_n))
+               epilogue_tile_elems  UB elements per epilogue buffer (base_m * base_n) in mix kernels
+  opaque       block_dim 1; `reason` (string) says why the kernel has no tiling
+
+A kernel whose smallest tile still does not fit is an error at the kernel's location.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from torch_mlir import ir
+
+from ..dialects.ascend import load_ascend, module_soc
+from ..targets.ascend.kernel_model import KernelModel, analyze, elem_bytes
+from ..targets.ascend.soc import Soc
+
+BUFFER_NUM = 2
+# Below this much work per block the launch costs more than the split saves.
+MIN_BLOCK_BYTES = 2048
+
+
+class TilingError(ValueError):
+    """The kernel cannot be tiled to fit the target; the message says what does not fit."""
+
+
+def _align_elems(model: KernelModel, soc: Soc) -> int:
+    return max(1, soc.ub_align // min(b.elem_bytes for b in model.buffers))
+
+
+def _split(work: int, unit: int, cores: int, min_units: int) -> tuple[int, int]:
+    """Blocks and work per block (a multiple of `unit`) for `work` items over `cores`."""
+    units = ceil(work / unit)
+    blocks = max(1, min(cores, units // max(1, min_units)))
+    per_block = ceil(units / blocks) * unit
+    return ceil(work / per_block), per_block
+
+
+def _tiles(work: int, tile: int) -> tuple[int, int]:
+    num = ceil(work / tile)
+    return num, work - (num - 1) * tile
+
+
+def plan_elementwise(model: KernelModel, soc: Soc) -> dict[str, int]:
+    align = _align_elems(model, soc)
+    per_elem = sum(b.elem_bytes * b.depth for b in model.buffers)
+    cap = soc.ub_bytes // per_elem // align * align
+    if cap < align:
+        raise TilingError(f"{len(model.buffers)} live UB buffers need {per_elem * align} bytes for one "
+                          f"{align}-element tile; UB has {soc.ub_bytes}")
+    total = model.cols
+    widest = max(b.elem_bytes for b in model.buffers)
+    blocks, block_elems = _split(total, align, soc.cores("aiv"), ceil(MIN_BLOCK_BYTES / widest / align))
+    tile = min(cap, block_elems)
+    last = total - (blocks - 1) * block_elems
+    tile_num, tail = _tiles(block_elems, tile)
+    last_num, last_tail = _tiles(last, tile)
+    return dict(total=total, block_dim=blocks, block_elems=block_elems, last_block_elems=last,
+                tile_elems=tile, tile_num=tile_num, tail_tile_elems=tail, last_tile_num=last_num,
+                last_tail_tile_elems=last_tail, align_elems=align)
+
+
+def plan_rows(model: KernelModel, soc: Soc) -> dict[str, int]:
+    align = _align_elems(model, soc)
+    cols_aligned = ceil(model.cols / align) * align
+    per_row = fixed = 0
+    for b in model.buffers:
+        if b.shape_class == "full":
+            per_row += cols_aligned * b.elem_bytes * b.depth
+        elif b.shape_class == "row":
+            per_row += b.elem_bytes * b.depth
+            fixed += soc.ub_align * b.depth  # the row buffer's padding to 32 bytes
+        else:
+            fixed += cols_aligned * b.elem_bytes * b.depth
+    cap = (soc.ub_bytes - fixed) // per_row if soc.ub_bytes > fixed else 0
+    if cap < 1:
+        raise TilingError(f"one row of {model.cols} elements needs {per_row + fixed} bytes of UB for "
+                          f"{len(model.buffers)} buffers (inputs and outputs double-buffered); UB has "
+                          f"{soc.ub_bytes}. Reduce over fewer elements per row or split the reduction")
+    row_bytes = model.cols * max(b.elem_bytes for b in model.buffers)
+    blocks, block_rows = _split(model.rows, 1, soc.cores("aiv"), ceil(MIN_BLOCK_BYTES / row_bytes))
+    tile = min(cap, block_rows)
+    last = model.rows - (blocks - 1) * block_rows
+    tile_num, tail = _tiles(block_rows, tile)
+    last_num, last_tail = _tiles(last, tile)
+    return dict(rows=model.rows, cols=model.cols, cols_aligned=cols_aligned, block_dim=blocks,
+                block_rows=block_rows, last_block_rows=last, tile_rows=tile, tile_num=tile_num,
+                tail_tile_rows=tail, last_tile_num=last_num, last_tail_tile_rows=last_tail,
+                align_elems=align)
+
+
+def _round(x: int, m: int) -> int:
+    return ceil(x / m) * m
+
+
+def plan_matmul(model: KernelModel, core_type: str, soc: Soc) -> dict[str, int]:
+    op = model.cube_op
+    a, b = (ir.RankedTensorType(v.type) for v in op.operands[:2])
+    ta = "transpose_a" in op.attributes and bool(ir.BoolAttr(op.attributes["transpose_a"]).value)
+    a_shape = list(a.shape)
+    batch = 1
+    for d in a_shape[:-2]:
+        batch *= d
+    m, k = (a_shape[-1], a_shape[-2]) if ta else (a_shape[-2], a_shape[-1])
+    n = model.iter_shape[-1]
+    eb = elem_bytes(a)
+    frac_rows, frac_cols = soc.fractal_shape(eb * 8)
+    k_unit = max(16, frac_cols)  # k must be whole fractals of both A (columns) and B (rows)
+    # Operands double-buffered in L0A/L0B, the accumulator single in L0C.
+    base_k = max(k_unit, (soc.l0a_bytes // BUFFER_NUM) // (128 * eb) // k_unit * k_unit)
+    base_m, base_n = 128, 128
+    base_m, base_n, base_k = min(base_m, _round(m, 16)), min(base_n, _round(n, 16)), min(base_k, _round(k, k_unit))
+    cores = soc.cores(core_type)
+    # Smaller output tiles until every core has one, down to 32x32 (smaller tiles starve the cube).
+    while batch * ceil(m / base_m) * ceil(n / base_n) < cores and max(base_m, base_n) > 32:
+        if base_m >= base_n:
+            base_m = _round(base_m // 2, 16)
+        else:
+            base_n = _round(base_n // 2, 16)
+    l0a, l0b, l0c = base_m * base_k * eb * BUFFER_NUM, base_k * base_n * eb * BUFFER_NUM, base_m * base_n * 4
+    for space, need, have in (("L0A", l0a, soc.l0a_bytes), ("L0B", l0b, soc.l0b_bytes), ("L0C", l0c, soc.l0c_bytes)):
+        if need > have:
+            raise TilingError(f"{space} tile needs {need} bytes; {space} has {have}")
+    tiles_m, tiles_n, k_tiles = ceil(m / base_m), ceil(n / base_n), ceil(k / base_k)
+    plan = dict(batch=batch, m=m, n=n, k=k, base_m=base_m, base_n=base_n, base_k=base_k,
+                tiles_m=tiles_m, tiles_n=tiles_n, k_tiles=k_tiles, tail_m=m - (tiles_m - 1) * base_m,
+                tail_n=n - (tiles_n - 1) * base_n, tail_k=k - (k_tiles - 1) * base_k,
+                block_dim=min(cores, batch * tiles_m * tiles_n))
+    if core_type == "mix":
+        plan["epilogue_tile_elems"] = base_m * base_n
+    return plan
+
+
+def _attr(v: int | str) -> ir.Attribute:
+    if isinstance(v, str):
+        return ir.StringAttr.get(v)
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+
+
+def tiling_of(kernel: ir.Operation, soc: Soc) -> dict[str, int | str]:
+    """The tiling record of `kernel` as a Python dict (raises TilingError when it cannot fit)."""
+    model = analyze(kernel)
+    core_type = ir.StringAttr(kernel.attributes["core_type"]).value
+    if model.kind == "elementwise":
+        plan = plan_elementwise(model, soc)
+    elif model.kind == "row":
+        plan = plan_rows(model, soc)
+    elif model.kind == "matmul":
+        plan = plan_matmul(model, core_type, soc)
+    else:
+        plan = dict(block_dim=1, reason=model.reason)
+    return dict(kind=model.kind, buffer_num=BUFFER_NUM, **plan)
+
+
+def run(module: ir.Operation) -> bool:
+    load_ascend(module.context)
+    soc = module_soc(module)
+    ok = True
+    for op in module.regions[0].blocks[0].operations:
+        if op.name != "ascend.kernel":
+            continue
+        try:
+            record = tiling_of(op, soc)
+        except TilingError as exc:
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            op.location.emit_error(f"ERR03006 GRAPH kernel @{name} cannot be tiled for {soc.name}: {exc}")
+            ok = False
+            continue
+        op.attributes["block_dim"] = _attr(record["block_dim"])
+        op.attributes["tiling"] = ir.DictAttr.get({k: _attr(v) for k, v in record.items()})
+    return ok
