@@ -1,5 +1,9 @@
 // RUN: npu-opt %s | npu-opt | FileCheck %s
-// RUN: npu-opt %s --mlir-print-op-generic | FileCheck %s
+// RUN: npu-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// GENERIC: "builtin.module"() ({
+// GENERIC: "func.func"() <{function_type = (tensor<4x8xf32>, tensor<4x8xf32>, f32) -> tensor<4x8xf32>, sym_name = "elementwise"}>
+// GENERIC: "ascend.unary"(%{{.*}}) {kind = "exp"}
 
 // CHECK-LABEL: func.func @elementwise
 // CHECK: "ascend.unary"(%{{.*}}) {kind = "exp"}
@@ -50,9 +54,9 @@ func.func @cube(%a: tensor<32x64xf16>, %b: tensor<16x64xf16>, %c: tensor<64x16xf
   return
 }
 
-// CHECK-LABEL: "ascend.kernel"
-// CHECK-SAME: block_dim = 8 : i64, core_type = "aiv", function_type = (tensor<64xf32>) -> tensor<64xf32>, fusion = "elementwise", sym_name = "k0", tiling = {ub_tile = 8 : i64}
+// CHECK: "ascend.kernel"() ({
 // CHECK: "ascend.yield"
+// CHECK-NEXT: block_dim = 8 : i64, core_type = "aiv", function_type = (tensor<64xf32>) -> tensor<64xf32>, fusion = "elementwise", sym_name = "k0", tiling = {ub_tile = 8 : i64}
 "ascend.kernel"() ({
 ^bb0(%x: tensor<64xf32>):
   %0 = "ascend.unary"(%x) {kind = "relu"} : (tensor<64xf32>) -> tensor<64xf32>
@@ -66,8 +70,7 @@ func.func @host(%x: tensor<64xf32>) -> tensor<64xf32> {
   return %0 : tensor<64xf32>
 }
 
-// CHECK-LABEL: "ascend.kernel"
-// CHECK-SAME: sym_name = "tiles"
+// CHECK: "ascend.kernel"() ({
 // CHECK: "ascend.block_idx"() : () -> index
 // CHECK: "ascend.alloc"() {bytes = 1024 : i64, depth = 2 : i64, space = #ascend.memspace<"ub">} : () -> memref<256xf32, #ascend.memspace<"ub">>
 // CHECK: "ascend.copy_in"
@@ -80,6 +83,7 @@ func.func @host(%x: tensor<64xf32>) -> tensor<64xf32> {
 // CHECK: "ascend.mmad"
 // CHECK: "ascend.fixpipe"
 // CHECK: "ascend.barrier"() {pipe = "ALL"}
+// CHECK: sym_name = "tiles"
 "ascend.kernel"() ({
 ^bb0(%in: memref<1024xf32>, %out: memref<1024xf32>, %a: memref<16x16xf16>, %c: memref<16x16xf32>):
   %i = "ascend.block_idx"() : () -> index
