@@ -1,0 +1,40 @@
+// The Work handle of one ProcessGroupHCCL operation.
+//
+// It completes when the Gloo transport has finished with the CPU views of the
+// tensors' device memory. The data is then in device memory already, so anything
+// queued on any npu stream after wait() returns sees the result: wait() blocks the
+// calling thread, not a stream.
+#pragma once
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <chrono>
+#include <exception>
+#include <vector>
+
+namespace torch_npu::distributed {
+
+class WorkHCCL : public c10d::Work {
+ public:
+  // `outputs` are the npu tensors the future resolves to; `timeout` bounds wait()
+  // when the caller gives no timeout (the process group's timeout plus a grace period).
+  WorkHCCL(int rank, c10d::OpType opType, std::vector<at::Tensor> outputs, c10::Device device,
+           std::chrono::milliseconds timeout);
+
+  // Raises the operation's error; raises ERR02011 when it has not finished in time.
+  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
+  void synchronize() override;
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  std::vector<at::Tensor> result() override;
+
+  // Called once by the process group when the transport is done (error == nullptr) or failed.
+  void complete(std::exception_ptr error);
+
+ private:
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace torch_npu::distributed
