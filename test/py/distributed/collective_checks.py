@@ -1,0 +1,268 @@
+"""Per-rank bodies of the collective tests: each check runs one collective on npu
+tensors and compares with the value computed on CPU from every rank's input."""
+import traceback
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+from torch.testing import assert_close
+
+import torch_npu.distributed as npu_dist
+
+DTYPES = [torch.float32, torch.bfloat16, torch.int32, torch.float64]
+SHAPES = [(5,), (3, 4), (2, 3, 8)]
+
+
+def rank_input(rank: int, shape: tuple, dtype: torch.dtype) -> torch.Tensor:
+    """Small integers (exact in every dtype, products included) that differ per rank."""
+    n = torch.Size(shape).numel()
+    return ((torch.arange(n) % 3) + rank + 1).reshape(shape).to(dtype)
+
+
+def npu(t: torch.Tensor) -> torch.Tensor:
+    return t.to(f"npu:{torch.npu.current_device()}")
+
+
+def every(world: int, shape: tuple, dtype: torch.dtype) -> list[torch.Tensor]:
+    return [rank_input(r, shape, dtype) for r in range(world)]
+
+
+def cases():
+    for dtype in DTYPES:
+        for shape in SHAPES:
+            yield shape, dtype
+
+
+REDUCTIONS = {
+    dist.ReduceOp.SUM: lambda ts: torch.stack(ts).sum(0).to(ts[0].dtype),
+    dist.ReduceOp.PRODUCT: lambda ts: torch.stack(ts).prod(0).to(ts[0].dtype),
+    dist.ReduceOp.MIN: lambda ts: torch.stack(ts).amin(0),
+    dist.ReduceOp.MAX: lambda ts: torch.stack(ts).amax(0),
+    dist.ReduceOp.AVG: lambda ts: torch.stack(ts).double().mean(0).to(ts[0].dtype),
+}
+
+
+def check_all_reduce(rank, world):
+    for shape, dtype in cases():
+        for op, reference in REDUCTIONS.items():
+            if op == dist.ReduceOp.AVG and not dtype.is_floating_point:
+                continue
+            t = npu(rank_input(rank, shape, dtype))
+            dist.all_reduce(t, op=op)
+            assert_close(t.cpu(), reference(every(world, shape, dtype)), msg=f"{op} {dtype} {shape}")
+
+
+def check_broadcast(rank, world):
+    for shape, dtype in cases():
+        t = npu(rank_input(rank, shape, dtype))
+        dist.broadcast(t, src=world - 1)
+        assert_close(t.cpu(), rank_input(world - 1, shape, dtype))
+
+
+def check_reduce(rank, world):
+    for shape, dtype in cases():
+        t = npu(rank_input(rank, shape, dtype))
+        dist.reduce(t, dst=1, op=dist.ReduceOp.MAX)
+        if rank == 1:
+            assert_close(t.cpu(), REDUCTIONS[dist.ReduceOp.MAX](every(world, shape, dtype)))
+
+
+def check_all_gather(rank, world):
+    for shape, dtype in cases():
+        outs = [npu(torch.zeros(shape, dtype=dtype)) for _ in range(world)]
+        dist.all_gather(outs, npu(rank_input(rank, shape, dtype)))
+        for got, want in zip(outs, every(world, shape, dtype)):
+            assert_close(got.cpu(), want)
+
+
+def check_all_gather_into_tensor(rank, world):
+    for shape, dtype in cases():
+        out = npu(torch.zeros((world * shape[0], *shape[1:]), dtype=dtype))
+        dist.all_gather_into_tensor(out, npu(rank_input(rank, shape, dtype)))
+        assert_close(out.cpu(), torch.cat(every(world, shape, dtype)))
+
+
+def check_reduce_scatter(rank, world):
+    for shape, dtype in cases():
+        ins = [npu(rank_input(rank + j, shape, dtype)) for j in range(world)]
+        out = npu(torch.zeros(shape, dtype=dtype))
+        dist.reduce_scatter(out, ins)
+        want = sum(rank_input(r + rank, shape, dtype) for r in range(world))
+        assert_close(out.cpu(), want.to(dtype))
+
+
+def check_reduce_scatter_tensor(rank, world):
+    for shape, dtype in cases():
+        full = [torch.cat([rank_input(r + j, shape, dtype) for j in range(world)]) for r in range(world)]
+        out = npu(torch.zeros(shape, dtype=dtype))
+        dist.reduce_scatter_tensor(out, npu(full[rank]))
+        want = torch.stack(full).sum(0).to(dtype).split(shape[0])[rank]
+        assert_close(out.cpu(), want)
+
+
+def check_all_to_all(rank, world):
+    for shape, dtype in cases():
+        ins = [npu(rank_input(rank * world + j, shape, dtype)) for j in range(world)]
+        outs = [npu(torch.zeros(shape, dtype=dtype)) for _ in range(world)]
+        dist.all_to_all(outs, ins)
+        for src, got in enumerate(outs):
+            assert_close(got.cpu(), rank_input(src * world + rank, shape, dtype))
+
+
+def check_all_to_all_single_splits(rank, world):
+    # Rank r sends j + 1 rows to rank j, so it receives r + 1 rows from each rank.
+    for dtype in DTYPES:
+        def block(src, dst):
+            return torch.full((dst + 1, 3), src * 10 + dst, dtype=dtype)
+
+        inp = npu(torch.cat([block(rank, j) for j in range(world)]))
+        out = npu(torch.zeros((world * (rank + 1), 3), dtype=dtype))
+        dist.all_to_all_single(out, inp, output_split_sizes=[rank + 1] * world,
+                               input_split_sizes=[j + 1 for j in range(world)])
+        assert_close(out.cpu(), torch.cat([block(src, rank) for src in range(world)]))
+        even = npu(rank_input(rank, (world * 2, 3), dtype))
+        got = npu(torch.zeros_like(even.cpu()))
+        dist.all_to_all_single(got, even)
+        want = torch.cat([rank_input(src, (world * 2, 3), dtype)[2 * rank:2 * rank + 2] for src in range(world)])
+        assert_close(got.cpu(), want)
+
+
+def check_gather(rank, world):
+    for shape, dtype in cases():
+        outs = [npu(torch.zeros(shape, dtype=dtype)) for _ in range(world)] if rank == 0 else None
+        dist.gather(npu(rank_input(rank, shape, dtype)), outs, dst=0)
+        if rank == 0:
+            for got, want in zip(outs, every(world, shape, dtype)):
+                assert_close(got.cpu(), want)
+
+
+def check_scatter(rank, world):
+    for shape, dtype in cases():
+        ins = [npu(t) for t in every(world, shape, dtype)] if rank == world - 1 else None
+        out = npu(torch.zeros(shape, dtype=dtype))
+        dist.scatter(out, ins, src=world - 1)
+        assert_close(out.cpu(), rank_input(rank, shape, dtype))
+
+
+def check_send_recv(rank, world):
+    # A ring: even ranks send first so the blocking pair never deadlocks.
+    for shape, dtype in cases():
+        got = npu(torch.zeros(shape, dtype=dtype))
+        mine = npu(rank_input(rank, shape, dtype))
+        nxt, prv = (rank + 1) % world, (rank - 1) % world
+        if rank % 2 == 0:
+            dist.send(mine, nxt)
+            dist.recv(got, prv)
+        else:
+            dist.recv(got, prv)
+            dist.send(mine, nxt)
+        assert_close(got.cpu(), rank_input(prv, shape, dtype))
+
+
+def check_batch_isend_irecv(rank, world):
+    for shape, dtype in cases():
+        nxt, prv = (rank + 1) % world, (rank - 1) % world
+        from_prv, from_nxt = npu(torch.zeros(shape, dtype=dtype)), npu(torch.zeros(shape, dtype=dtype))
+        # Receives listed before sends on every rank: must not deadlock.
+        ops = [dist.P2POp(dist.irecv, from_prv, prv), dist.P2POp(dist.irecv, from_nxt, nxt),
+               dist.P2POp(dist.isend, npu(rank_input(rank, shape, dtype)), nxt),
+               dist.P2POp(dist.isend, npu(rank_input(rank, shape, dtype)), prv)]
+        for work in dist.batch_isend_irecv(ops):
+            work.wait()
+        assert_close(from_prv.cpu(), rank_input(prv, shape, dtype))
+        assert_close(from_nxt.cpu(), rank_input(nxt, shape, dtype))
+
+
+def check_barrier(rank, world):
+    dist.barrier()
+    dist.barrier()
+
+
+def check_async_work_and_future(rank, world):
+    t = npu(rank_input(rank, (1024,), torch.float32))
+    work = dist.all_reduce(t, async_op=True)
+    future = work.get_future()
+    assert work.wait()
+    assert work.is_completed() and work.is_success()
+    [result] = future.wait()
+    want = REDUCTIONS[dist.ReduceOp.SUM](every(world, (1024,), torch.float32))
+    assert_close(result.cpu(), want)
+    assert result.device == t.device
+    chained = dist.all_reduce(t, async_op=True).get_future().then(lambda f: f.value()[0].cpu() * 0 + 7)
+    assert_close(chained.wait(), torch.full((1024,), 7.0))
+
+
+def check_ordered_after_queued_copy(rank, world):
+    # The host-to-device copy is queued on the current stream; the collective must see its data.
+    src = rank_input(rank, (1 << 20,), torch.float32).pin_memory()
+    t = torch.empty(1 << 20, device="npu")
+    t.copy_(src, non_blocking=True)
+    dist.all_reduce(t)
+    assert_close(t.cpu(), REDUCTIONS[dist.ReduceOp.SUM](every(world, (1 << 20,), torch.float32)))
+
+
+def check_non_contiguous(rank, world):
+    base = npu(rank_input(rank, (4, 6), torch.float32))
+    view = base.t()
+    dist.all_reduce(view)
+    assert_close(base.cpu(), REDUCTIONS[dist.ReduceOp.SUM](every(world, (4, 6), torch.float32)))
+
+
+def check_uneven_extras(rank, world):
+    sizes = [r + 1 for r in range(world)]
+    rows = sum(sizes)
+    full = [rank_input(r, (rows, 2), torch.float32) for r in range(world)]
+    out = npu(torch.zeros(sizes[rank], 2))
+    npu_dist.reduce_scatter_tensor_uneven(out, npu(full[rank]), input_split_sizes=sizes)
+    assert_close(out.cpu(), torch.stack(full).sum(0).split(sizes)[rank])
+    gathered = npu(torch.zeros(rows, 2))
+    work = npu_dist.all_gather_into_tensor_uneven(gathered, npu(rank_input(rank, (sizes[rank], 2), torch.float32)),
+                                                  output_split_sizes=sizes, async_op=True)
+    work.wait()
+    want = torch.cat([rank_input(r, (sizes[r], 2), torch.float32) for r in range(world)])
+    assert_close(gathered.cpu(), want)
+
+
+def check_reinit(rank, world):
+    npu_dist.reinit_process_group()
+    t = npu(rank_input(rank, (8,), torch.float32))
+    dist.all_reduce(t)
+    assert_close(t.cpu(), REDUCTIONS[dist.ReduceOp.SUM](every(world, (8,), torch.float32)))
+
+
+def check_wrong_device_rejected(rank, world):
+    other = torch.ones(4, device=f"npu:{world + rank}")
+    try:
+        dist.all_reduce(other)
+    except Exception as e:  # noqa: BLE001 - the message is what is checked
+        assert "ERR02003" in str(e) and f"npu:{rank}" in str(e), str(e)
+    else:
+        raise AssertionError("a tensor on another rank's device was accepted")
+
+
+def check_cpu_tensor_rejected(rank, world):
+    try:
+        dist.all_reduce(torch.ones(4))
+    except Exception as e:  # noqa: BLE001
+        assert "ERR02" in str(e), str(e)
+    else:
+        raise AssertionError("a CPU tensor was accepted by a group without a CPU backend")
+
+
+CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
+
+
+def run_checks(rank: int, world: int) -> dict[str, str | None]:
+    """Run every check on an hccl group; return name -> None (passed) or the traceback."""
+    torch.npu.set_device(rank)
+    dist.init_process_group("hccl", rank=rank, world_size=world, timeout=timedelta(seconds=60))
+    assert dist.get_backend() == "hccl"
+    outcome = {}
+    for name, check in CHECKS.items():
+        try:
+            check(rank, world)
+            outcome[name] = None
+        except Exception:  # noqa: BLE001 - reported per check to the parent
+            outcome[name] = traceback.format_exc()
+    dist.destroy_process_group()
+    return outcome
