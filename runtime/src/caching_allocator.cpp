@@ -164,6 +164,14 @@ aclError cacheSetMemoryFraction(double fraction, int32_t device) {
   return ACL_SUCCESS;
 }
 
+aclError cacheGetMemoryFraction(int32_t device, double* fraction) {
+  if (fraction == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "cacheGetMemoryFraction: fraction is null");
+  DeviceCache* cache = nullptr;
+  if (aclError rc = cacheFor(device, "cacheGetMemoryFraction", &cache)) return rc;
+  *fraction = cache->memoryFraction();
+  return ACL_SUCCESS;
+}
+
 aclError cacheGetConfig(AllocatorConfig* config) {
   if (config == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "cacheGetConfig: config is null");
   AllocatorState& state = allocatorState();

@@ -369,6 +369,11 @@ void DeviceCache::setMemoryFraction(double fraction) {
   fraction_ = fraction;
 }
 
+double DeviceCache::memoryFraction() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fraction_;
+}
+
 void DeviceCache::trace(TraceEntry::Action action, uintptr_t addr, size_t size, aclrtStream stream,
                         const std::string& context) {
   if (!history_.enabled) return;

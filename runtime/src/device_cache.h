@@ -56,6 +56,7 @@ class DeviceCache {
   void resetPeakStats();
   void resetAccumulatedStats();
   void setMemoryFraction(double fraction);
+  double memoryFraction();
 
   void snapshot(MemorySnapshot* out);
   void setHistory(const HistorySettings& settings);

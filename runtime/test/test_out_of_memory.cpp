@@ -51,6 +51,9 @@ void rawMallocBeyondCapacity() {
 
 void memoryFractionCapsReservation() {
   EXPECT_OK(npurt::cacheSetMemoryFraction(0.25, 2));  // 16 MiB
+  double fraction = 0;
+  EXPECT_OK(npurt::cacheGetMemoryFraction(2, &fraction));
+  EXPECT(fraction == 0.25);
   void* ptr = nullptr;
   EXPECT(npurt::cacheMalloc(&ptr, 20 * kMiB, 2, nullptr) == ACL_ERROR_RT_MEMORY_ALLOCATION);
   EXPECT(contains(aclGetRecentErrMsg(), "memory fraction"));

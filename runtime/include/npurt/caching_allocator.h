@@ -76,6 +76,8 @@ aclError cacheResetAccumulatedStats(int32_t device);
 // Caps this process's reserved memory on `device` at fraction * capacity
 // (0 <= fraction <= 1); allocations beyond it fail as OOM.
 aclError cacheSetMemoryFraction(double fraction, int32_t device);
+// The fraction in force on `device` (per_process_memory_fraction until set).
+aclError cacheGetMemoryFraction(int32_t device, double* fraction);
 
 // The parsed PYTORCH_NPU_ALLOC_CONF. expandable_segments here means: large
 // segments are sized to the request rounded up to 2 MiB (never batched into
