@@ -1,0 +1,137 @@
+"""Import torch programs with torch-mlir's FxImporter and lower them to linalg on tensors.
+
+The fast path of PLATFORM-NOTES: `make_fx` with the core-ATen decompositions torch-mlir expects
+(~15 ms for one op), `FxImporter` into a per-thread reused Context (~1 ms; a new Context costs ~3 ms),
+then torch-mlir's backend pipelines (~10 ms). `fx.export_and_import` would cost ~150 ms per op.
+
+Scalar values that are not structural (the `2.5` of `x * 2.5`, the `alpha` of an add) become 0-d
+float64/int64 function arguments, listed in `ImportedGraph.scalar_inputs`, so the compiled kernel
+takes them as parameters and one compile serves every value. A scalar stays a constant when
+passing it as a 0-d tensor would change the result dtype (an integer tensor times a float).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils._pytree import tree_flatten, tree_unflatten
+from torch_mlir import ir
+from torch_mlir.dialects import torch as torch_d
+from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+from torch_mlir.extras.fx_importer import FxImporter
+from torch_mlir.passmanager import PassManager
+
+TO_LINALG = ("builtin.module(func.func(torch-match-quantized-custom-ops), "
+             "torchdynamo-export-to-torch-backend-pipeline{extra-library=}, "
+             "torch-backend-to-linalg-on-tensors-backend-pipeline)")
+
+
+class FrontendError(RuntimeError):
+    """torch-mlir could not import or lower the program (ERR03007: not supported)."""
+
+    def __init__(self, message: str, code: str = "ERR03007") -> None:
+        super().__init__(f"{code} GRAPH {message}")
+        self.code = code
+
+
+@dataclass
+class ImportedGraph:
+    """A linalg-on-tensors module with one public function `main`.
+
+    `inputs[i]` is the index, among the flattened (args, kwargs) leaves given to the importer, of
+    function argument i; `scalar_inputs` are the argument positions that are scalar parameters
+    (0-d f64/i64) - pass them to `compile_linalg(..., scalar_inputs=...)`.
+    """
+
+    module: ir.Module
+    inputs: tuple[int, ...]
+    scalar_inputs: tuple[int, ...]
+
+
+_tls = threading.local()
+
+
+def _context() -> ir.Context:
+    if not hasattr(_tls, "context"):
+        _tls.context = ir.Context()
+        torch_d.register_dialect(_tls.context)
+    return _tls.context
+
+
+def _decompositions() -> dict:
+    if not hasattr(_tls, "decompositions"):
+        _tls.decompositions = get_decomposition_table()
+    return _tls.decompositions
+
+
+def _lower(gm: torch.fx.GraphModule) -> ir.Module:
+    importer = FxImporter(context=_context())
+    try:
+        importer.import_stateless_graph(gm.graph, func_name="main")
+        with _context():
+            PassManager.parse(TO_LINALG).run(importer.module.operation)
+    except Exception as err:  # torch-mlir raises plain Exceptions/RuntimeErrors with the diagnostic
+        raise FrontendError(f"torch-mlir cannot lower this graph to linalg: {str(err).strip()[:2000]}") from err
+    return importer.module
+
+
+def _trace(fn: Callable, example: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
+    try:
+        return make_fx(fn, decomposition_table=_decompositions())(*example)
+    except Exception as err:
+        raise FrontendError(f"tracing with make_fx failed: {err}") from err
+
+
+def _as_parameter(op: torch._ops.OpOverload, leaves: list, position: int) -> torch.Tensor | None:
+    """The 0-d tensor standing for a scalar leaf, or None when it must stay a constant."""
+    value = leaves[position]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    param = torch.tensor(value, dtype=torch.float64 if isinstance(value, float) else torch.int64)
+    tensors = [v for v in leaves if isinstance(v, torch.Tensor)]
+    if not tensors:
+        return None
+    try:
+        return param if torch.result_type(tensors[0], param) == torch.result_type(tensors[0], value) else None
+    except (TypeError, RuntimeError):
+        return None
+
+
+def import_aten_op(op: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict | None = None) -> ImportedGraph:
+    """One aten op with its example arguments -> linalg module; tensors and value scalars are inputs."""
+    leaves, spec = tree_flatten((tuple(args), dict(kwargs or {})))
+    schema_takes_tensor = {a.name for a in op._schema.arguments if isinstance(a.type, torch.TensorType)}
+    arg_names = [a.name for a in op._schema.arguments]
+    example, positions, scalars = [], [], []
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, torch.Tensor):
+            positions.append(i)
+            example.append(leaf)
+            continue
+        # Only a leaf that is a whole positional argument typed Tensor may be swapped for a tensor.
+        name = arg_names[i] if i < len(args) and i < len(arg_names) else None
+        param = _as_parameter(op, leaves, i) if name in schema_takes_tensor else None
+        if param is not None:
+            positions.append(i)
+            scalars.append(len(example))
+            example.append(param)
+
+    def call(*tensors: torch.Tensor) -> Any:
+        filled = list(leaves)
+        for pos, t in zip(positions, tensors):
+            filled[pos] = t
+        call_args, call_kwargs = tree_unflatten(filled, spec)
+        return op(*call_args, **call_kwargs)
+
+    module = _lower(_trace(call, example))
+    return ImportedGraph(module, tuple(positions), tuple(scalars))
+
+
+def import_fx_graph(gm: torch.fx.GraphModule | Callable, example_inputs: Sequence[torch.Tensor]) -> ImportedGraph:
+    """A graph (or any traceable callable) over tensors -> linalg module with static shapes."""
+    module = _lower(_trace(gm, list(example_inputs)))
+    return ImportedGraph(module, tuple(range(len(example_inputs))), ())

@@ -1,0 +1,166 @@
+"""ascend-approximate-math: replace math.exp/log/tanh/erf on f32 (scalars or vectors) by polynomials.
+
+Upstream's math-polynomial-approximation is not in the bindings, so these ops would lower to scalar
+libm calls - one call per element even inside vectorized code (about 8x slower). The expansions use
+only arith, math.fma and math.floor, which lower to vector instructions. f16/bf16 operands are
+widened to f32 around the expansion. Sigmoid needs nothing of its own: torch-mlir writes it with exp.
+
+Accuracy (f32): exp and log within ~2 ulp (Cephes reductions), tanh within ~3 ulp, erf within
+1.5e-7 absolute (Taylor series below 0.5, Abramowitz-Stegun 7.1.26 above). Special values follow
+IEEE: exp(-inf)=0, exp(+inf)=inf, log(0)=-inf, log(x<0)=nan, nan propagates.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith, math
+
+APPROXIMATED = ("math.exp", "math.log", "math.tanh", "math.erf")
+
+
+class _Builder:
+    """Emits f32/i32 ops shaped like the operand (scalar or vector) at the current insertion point."""
+
+    def __init__(self, value_type: ir.Type) -> None:
+        self.shape = value_type.shape if isinstance(value_type, ir.VectorType) else None
+        self.f32 = self._shaped(ir.F32Type.get())
+        self.i32 = self._shaped(ir.IntegerType.get_signless(32))
+        self.i1 = self._shaped(ir.IntegerType.get_signless(1))
+
+    def _shaped(self, element: ir.Type) -> ir.Type:
+        return ir.VectorType.get(self.shape, element) if self.shape is not None else element
+
+    def const(self, value: float) -> ir.Value:
+        scalar = ir.FloatAttr.get(ir.F32Type.get(), value)
+        attr = ir.DenseElementsAttr.get_splat(self.f32, scalar) if self.shape is not None else scalar
+        return arith.ConstantOp(self.f32, attr).result
+
+    def iconst(self, value: int) -> ir.Value:
+        scalar = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value)
+        attr = ir.DenseElementsAttr.get_splat(self.i32, scalar) if self.shape is not None else scalar
+        return arith.ConstantOp(self.i32, attr).result
+
+    def horner(self, x: ir.Value, coefficients: list[float]) -> ir.Value:
+        """c0*x^n + ... + cn, highest degree first."""
+        acc = self.const(coefficients[0])
+        for c in coefficients[1:]:
+            acc = math.fma(acc, x, self.const(c))
+        return acc
+
+    def ldexp(self, value: ir.Value, k: ir.Value) -> ir.Value:
+        """value * 2^k for integer-valued float k in [-254, 256], in two steps so neither overflows."""
+        ki = arith.fptosi(self.i32, k)
+        half = arith.shrsi(ki, self.iconst(1))
+        rest = arith.subi(ki, half)
+        for part in (half, rest):
+            bits = arith.shli(arith.addi(part, self.iconst(127)), self.iconst(23))
+            value = arith.mulf(value, arith.bitcast(self.f32, bits))
+        return value
+
+    def cmp(self, predicate: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+        return arith.cmpf(getattr(arith.CmpFPredicate, predicate.upper()), lhs, rhs)
+
+
+def _exp(b: _Builder, x: ir.Value) -> ir.Value:
+    # Clamp so 2^k stays representable in two halves; results saturate to 0 / inf as IEEE wants.
+    x = arith.minimumf(arith.maximumf(x, b.const(-104.0)), b.const(89.0))
+    k = math.floor(math.fma(x, b.const(1.0 / pymath.log(2.0)), b.const(0.5)))
+    r = math.fma(k, b.const(-0.693359375), x)
+    r = math.fma(k, b.const(2.12194440e-4), r)
+    # exp(r) on |r| <= ln2/2: Taylor to degree 7 (truncation < 1e-9).
+    p = b.horner(r, [1 / 5040, 1 / 720, 1 / 120, 1 / 24, 1 / 6, 0.5, 1.0, 1.0])
+    return b.ldexp(p, k)
+
+
+def _log(b: _Builder, x: ir.Value) -> ir.Value:
+    bits = arith.bitcast(b.i32, x)
+    exponent = arith.subi(arith.andi(arith.shrui(bits, b.iconst(23)), b.iconst(0xFF)), b.iconst(126))
+    mantissa = arith.bitcast(b.f32, arith.ori(arith.andi(bits, b.iconst(-2139095041)), b.iconst(0x3F000000)))
+    e = arith.sitofp(b.f32, exponent)
+    # Cephes logf: move the mantissa into [sqrt(1/2), sqrt(2)) and take log(1+f) by a polynomial.
+    small = b.cmp("olt", mantissa, b.const(0.707106781186547524))
+    e = arith.select(small, arith.subf(e, b.const(1.0)), e)
+    f = arith.subf(arith.select(small, arith.addf(mantissa, mantissa), mantissa), b.const(1.0))
+    z = arith.mulf(f, f)
+    poly = b.horner(f, [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+                        1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+                        3.3333331174e-1])
+    y = arith.mulf(arith.mulf(poly, f), z)
+    y = math.fma(e, b.const(-2.12194440e-4), y)
+    y = math.fma(z, b.const(-0.5), y)
+    result = math.fma(e, b.const(0.693359375), arith.addf(f, y))
+    result = arith.select(b.cmp("oeq", x, b.const(float("inf"))), x, result)
+    result = arith.select(b.cmp("oeq", x, b.const(0.0)), b.const(float("-inf")), result)
+    # ult is true for x < 0 and for nan: both give nan.
+    return arith.select(b.cmp("ult", x, b.const(0.0)), b.const(float("nan")), result)
+
+
+def _tanh(b: _Builder, x: ir.Value) -> ir.Value:
+    ax = math.absf(x)
+    # Near zero 1 - 2/(e^2x + 1) cancels; Cephes' odd polynomial covers |x| < 0.625.
+    z = arith.mulf(x, x)
+    poly = b.horner(z, [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
+                        -3.33332819422e-1])
+    near = math.fma(arith.mulf(poly, z), x, x)
+    e2 = _exp(b, arith.addf(ax, ax))
+    far = arith.subf(b.const(1.0), arith.divf(b.const(2.0), arith.addf(e2, b.const(1.0))))
+    far = math.copysign(far, x)
+    return arith.select(b.cmp("olt", ax, b.const(0.625)), near, far)
+
+
+def _erf(b: _Builder, x: ir.Value) -> ir.Value:
+    ax = math.absf(x)
+    z = arith.mulf(x, x)
+    series = b.horner(z, [-1 / 1320, 1 / 216, -1 / 42, 1 / 10, -1 / 3, 1.0])
+    near = arith.mulf(arith.mulf(series, x), b.const(2 / pymath.sqrt(pymath.pi)))
+    t = arith.divf(b.const(1.0), math.fma(ax, b.const(0.3275911), b.const(1.0)))
+    poly = arith.mulf(b.horner(t, [1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592]), t)
+    tail = arith.mulf(poly, _exp(b, arith.negf(z)))
+    far = math.copysign(arith.subf(b.const(1.0), tail), x)
+    return arith.select(b.cmp("olt", ax, b.const(0.5)), near, far)
+
+
+_EXPANSIONS = {"math.exp": _exp, "math.log": _log, "math.tanh": _tanh, "math.erf": _erf}
+
+
+def _element_type(t: ir.Type) -> ir.Type:
+    return t.element_type if isinstance(t, ir.VectorType) else t
+
+
+def _rewrite(op: ir.Operation) -> None:
+    value = op.operands[0]
+    element = _element_type(value.type)
+    with ir.InsertionPoint(op), op.location:
+        b = _Builder(value.type)
+        widened = not isinstance(element, ir.F32Type)
+        x = arith.extf(b.f32, value) if widened else value
+        result = _EXPANSIONS[op.name](b, x)
+        if widened:
+            result = arith.truncf(value.type, result)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+
+
+def approximate_math(module: ir.Module | ir.Operation) -> None:
+    """Rewrite every approximable math op on f32/f16/bf16 in `module` in place."""
+    root = module.operation
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in APPROXIMATED:
+            element = _element_type(op.operands[0].type)
+            if isinstance(element, (ir.F32Type, ir.F16Type, ir.BF16Type)):
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    with root.context:
+        for op in found:
+            _rewrite(op)
+
+
+def run(op: ir.Operation, pass_: object = None) -> None:
+    """Python-pass entry point (`PassManager.add(run)` / npu-opt's registry)."""
+    approximate_math(op)

@@ -1,0 +1,233 @@
+"""The simulated-device target: compile a linalg-on-tensors function into a runnable kernel.
+
+    kernel = compile_linalg(module, SimTiling(block_dim=8), scalar_inputs=[1])
+    outputs = run_on_host(kernel, [x], scalars=[0.5])
+
+`compile_linalg` lowers the module's public function through sim_lowering and links it into a
+shared object in the kernel cache (sim_object); the result is a `CompiledKernel` whose `address()` is
+an `aclrtKernelFunc` for the runtime's launch. The argument layout is documented in sim_abi.
+Compiles are memoized on disk by a hash of the IR, the argument specs, the tiling and this
+compiler's ABI version, so a second process loads the .so instead of compiling.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import struct
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import torch
+from torch_mlir import ir
+
+from npu_mlir.targets.ascend import sim_abi, sim_lowering, sim_object
+from npu_mlir.targets.ascend.sim_abi import TensorSpec
+from npu_mlir.targets.ascend.sim_errors import SimCompileError
+
+# Bump when the generated code or the ABI changes: it keys the on-disk kernel cache.
+SIM_ABI_VERSION = 1
+SYMBOL_PREFIX = "npu_sim_"
+
+TORCH_TO_MLIR = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+                 torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.bool: "i1"}
+MLIR_TO_TORCH = {v: k for k, v in TORCH_TO_MLIR.items()}
+
+
+@dataclass(frozen=True)
+class SimTiling:
+    """How a kernel is spread over the device: `block_dim` blocks (the split may use fewer)."""
+
+    block_dim: int = 1
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A kernel built for the simulated device.
+
+    ABI slots, 8 bytes each: `inputs` data pointers, `outputs` data pointers, then `scalars`
+    values (f64 as double, i64 as int64), in the order of the function's arguments.
+    """
+
+    so_path: str
+    symbol: str
+    block_dim: int
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    scalars: tuple[str, ...]
+    compile_ms: float = 0.0
+    from_cache: bool = False
+    _fn: list = field(default_factory=list, compare=False, repr=False)
+
+    def function(self) -> ctypes._CFuncPtr:
+        if not self._fn:
+            self._fn.append(sim_object.load_symbol(self.so_path, self.symbol))
+        return self._fn[0]
+
+    def address(self) -> int:
+        """The `aclrtKernelFunc` pointer, for `aclrtLaunchKernel`."""
+        return ctypes.cast(self.function(), ctypes.c_void_p).value
+
+
+_tls = threading.local()
+
+
+def _context() -> ir.Context:
+    # One context per thread: contexts are not thread-safe, and creating one costs ~3 ms.
+    if not hasattr(_tls, "context"):
+        _tls.context = ir.Context()
+    return _tls.context
+
+
+def _spec_of(t: ir.Type) -> TensorSpec:
+    shaped = ir.RankedTensorType(t)
+    return TensorSpec(tuple(shaped.shape), str(shaped.element_type))
+
+
+def _public_function(module: ir.Module, exclude: str = "") -> ir.Operation:
+    funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"
+             and "sym_visibility" not in op.operation.attributes and op.operation.regions[0].blocks
+             and ir.StringAttr(op.operation.attributes["sym_name"]).value != exclude]
+    if len(funcs) != 1:
+        raise SimCompileError(f"expected one public function in the module, found {len(funcs)}", code="ERR03001")
+    return funcs[0]
+
+
+def compile_linalg(module: ir.Module | str, tiling: SimTiling | None = None, *, name: str = "kernel",
+                   scalar_inputs: Sequence[int] = (),
+                   input_strides: Sequence[tuple[int, ...] | None] | None = None) -> CompiledKernel:
+    """Build the module's public function (linalg on tensors, static shapes) for the simulated device.
+
+    `scalar_inputs` lists argument positions holding 0-d f64/i64 tensors that become scalar kernel
+    parameters. `input_strides` gives element strides per argument (None = contiguous), so strided
+    views are read in place. Raises SimCompileError (ERR03xxx) when the function cannot be built.
+    """
+    tiling = tiling or SimTiling()
+    text = str(module)
+    with _context(), ir.Location.unknown():
+        parsed = ir.Module.parse(text)
+        func = _public_function(parsed)
+        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        inputs = [_spec_of(t) for t in ftype.inputs]
+        outputs = [_spec_of(t) for t in ftype.results]
+    if input_strides is not None:
+        inputs = [TensorSpec(s.shape, s.dtype, tuple(st) if st is not None else None)
+                  for s, st in zip(inputs, input_strides)]
+    flags = [i in set(scalar_inputs) for i in range(len(inputs))]
+    for i, (spec, is_scalar) in enumerate(zip(inputs, flags)):
+        sim_abi.check_spec(spec, f"argument {i}")
+        if is_scalar and (spec.shape or spec.dtype not in sim_abi.SCALAR_TYPES):
+            raise SimCompileError(f"argument {i} is marked scalar but is {spec.tensor_type()}; scalar "
+                                  f"parameters must be 0-d {' or '.join(sim_abi.SCALAR_TYPES)}", code="ERR03001")
+    for j, spec in enumerate(outputs):
+        sim_abi.check_spec(spec, f"result {j}")
+    if not outputs:
+        raise SimCompileError("the function returns nothing; a kernel needs at least one output", code="ERR03001")
+
+    key = hashlib.sha256(json.dumps([SIM_ABI_VERSION, text, [repr(s) for s in inputs], flags,
+                                     tiling.block_dim]).encode()).hexdigest()[:20]
+    symbol = f"{SYMBOL_PREFIX}{_identifier(name)}_{key[:8]}"
+    so_path = sim_object.cache_dir() / f"{symbol}_{key}.so"
+    meta_path = so_path.with_suffix(".json")
+    tensor_in = tuple(s for s, f in zip(inputs, flags) if not f)
+    scalars = tuple(s.dtype for s, f in zip(inputs, flags) if f)
+    if so_path.exists() and meta_path.exists():
+        block_dim = json.loads(meta_path.read_text())["block_dim"]
+        return CompiledKernel(str(so_path), symbol, block_dim, tensor_in, tuple(outputs), scalars, 0.0, True)
+
+    start = time.perf_counter()
+    func_name = ir.StringAttr(func.attributes["sym_name"]).value
+    block_dim = _build(text, func_name, symbol, inputs, flags, outputs, tiling.block_dim, so_path)
+    meta_path.write_text(json.dumps({"block_dim": block_dim, "symbol": symbol}))
+    elapsed = (time.perf_counter() - start) * 1e3
+    return CompiledKernel(str(so_path), symbol, block_dim, tensor_in, tuple(outputs), scalars, elapsed, False)
+
+
+def _identifier(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)[:40]
+
+
+def _build(text: str, func_name: str, symbol: str, inputs: list[TensorSpec], flags: list[bool],
+           outputs: list[TensorSpec], requested_blocks: int, so_path: Path) -> int:
+    with _context(), ir.Location.unknown():
+        for blocks in (requested_blocks, 1):
+            # The entry calls the user function, so both must be parsed as one module.
+            entry = sim_abi.entry_function_text(symbol, func_name, inputs, flags, outputs)
+            module = ir.Module.parse(text.rstrip()[:-1] + entry + "\n}")
+            _public_function(module, exclude=f"{symbol}_body").attributes["sym_visibility"] = \
+                ir.StringAttr.get("private")
+            try:
+                sim_lowering.prepare(module)
+                used = sim_lowering.schedule(module, symbol, blocks)
+            except (ir.MLIRError, ValueError) as err:
+                raise SimCompileError(f"scheduling kernel {symbol} failed: {err}", code="ERR03005") from err
+            if used:
+                break
+        try:
+            sim_lowering.lower(module)
+            wrapper = ir.Module.parse(sim_abi.wrapper_text(symbol, inputs, flags, outputs))
+            module.body.append(list(wrapper.body.operations)[-1])
+            sim_object.build_shared_object(module, so_path)
+        except (ir.MLIRError, ValueError) as err:
+            raise SimCompileError(f"lowering kernel {symbol} to LLVM failed: {err}", code="ERR03005") from err
+    return used
+
+
+def _check_tensor(t: torch.Tensor, spec: TensorSpec, what: str) -> None:
+    if tuple(t.shape) != spec.shape or TORCH_TO_MLIR.get(t.dtype) != spec.dtype:
+        raise SimCompileError(f"{what} is {tuple(t.shape)} {t.dtype} but the kernel was compiled for "
+                              f"{spec.shape} {spec.dtype}; recompile for this input", code="ERR03001")
+    if t.numel() > 1 and tuple(t.stride()) != spec.layout_strides:
+        raise SimCompileError(f"{what} has strides {tuple(t.stride())} but the kernel expects "
+                              f"{spec.layout_strides}; pass input_strides when compiling or make it "
+                              "contiguous", code="ERR03001")
+
+
+def pack_args(kernel: CompiledKernel, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor],
+              scalars: Sequence[float | int]) -> ctypes.Array:
+    """The packed slot array the kernel reads (see CompiledKernel)."""
+    slots = (ctypes.c_uint64 * (len(inputs) + len(outputs) + len(scalars)))()
+    for n, t in enumerate(list(inputs) + list(outputs)):
+        slots[n] = t.data_ptr()
+    base = len(inputs) + len(outputs)
+    for n, (value, dtype) in enumerate(zip(scalars, kernel.scalars)):
+        fmt = "<d" if dtype == "f64" else "<q"
+        slots[base + n] = struct.unpack("<Q", struct.pack(fmt, float(value) if dtype == "f64" else int(value)))[0]
+    return slots
+
+
+def run_on_host(kernel: CompiledKernel, inputs: Sequence[torch.Tensor], scalars: Sequence[float | int] = (),
+                threads: int = 1) -> list[torch.Tensor]:
+    """Run every block of `kernel` on CPU tensors (for tests and benchmarks); returns new outputs.
+
+    Blocks run on `threads` host threads (ctypes drops the GIL during each call).
+    """
+    if len(inputs) != len(kernel.inputs) or len(scalars) != len(kernel.scalars):
+        raise SimCompileError(f"kernel {kernel.symbol} takes {len(kernel.inputs)} tensors and "
+                              f"{len(kernel.scalars)} scalars, got {len(inputs)} and {len(scalars)}", code="ERR03001")
+    for n, (t, spec) in enumerate(zip(inputs, kernel.inputs)):
+        _check_tensor(t, spec, f"input {n}")
+    outputs = [torch.empty(s.shape, dtype=MLIR_TO_TORCH[s.dtype]) for s in kernel.outputs]
+    slots = pack_args(kernel, inputs, outputs, scalars)
+    fn = kernel.function()
+
+    def run_block(b: int) -> int:
+        return fn(slots, b, kernel.block_dim)
+
+    if threads <= 1:
+        codes = [run_block(b) for b in range(kernel.block_dim)]
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            codes = list(pool.map(run_block, range(kernel.block_dim)))
+    if any(codes):
+        raise SimCompileError(f"kernel {kernel.symbol} returned {codes}", code="ERR03005")
+    return outputs
+
+
+__all__ = ["SimTiling", "CompiledKernel", "TensorSpec", "compile_linalg", "run_on_host", "pack_args",
+           "SIM_ABI_VERSION", "SYMBOL_PREFIX"]

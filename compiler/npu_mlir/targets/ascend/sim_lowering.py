@@ -1,0 +1,97 @@
+"""The simulated-device pipeline: linalg on tensors -> tiled, vectorized LLVM dialect.
+
+Stages, in order, each a function over one module in the sim context:
+1. prepare: inline the user function into the ABI entry, fuse elementwise chains, generalize named
+   ops (matmul, conv, fill) so one tiling rule sees every op's loop nest.
+2. schedule (sim_schedule): block split, UB tiles, vectorization - on tensors, where fusion works.
+3. bufferize: outputs become caller-provided buffers (`buffer-results-to-out-params` hoists each
+   result's allocation onto the argument, so a block writes its slice straight into the output);
+   intermediates are freed by the ownership-based deallocation pipeline.
+4. vector lowering (sim_schedule.lower_vectors) - only after fold-memref-alias-ops, or the hoisting
+   of accumulators out of reduction loops never fires.
+5. to LLVM. Ordering constraints: polynomial math before any math lowering; f16/bf16 arithmetic is
+   widened to f32 (LLVM has no native x86 arithmetic for them); math-to-llvm before vector-to-llvm;
+   expand-strided-metadata before lower-affine; convert-ub-to-llvm because vectorization leaves
+   ub.poison behind.
+"""
+
+from __future__ import annotations
+
+from torch_mlir import ir
+from torch_mlir.passmanager import PassManager
+
+from npu_mlir.passes.approximate_math import approximate_math
+from npu_mlir.targets.ascend import sim_schedule
+
+PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
+           "linalg-generalize-named-ops, canonicalize, cse)")
+# No CSE before bufferization: it would merge the per-use tensor.empty ops (see _unshare_empty_tensors).
+BUFFERIZE = ("builtin.module(empty-tensor-to-alloc-tensor, "
+             "one-shot-bufferize{bufferize-function-boundaries=1 function-boundary-type-conversion=identity-layout-map}, canonicalize, cse, "
+             "buffer-results-to-out-params{hoist-static-allocs=1 modify-public-functions=1}, canonicalize, "
+             "buffer-deallocation-pipeline, canonicalize, cse, fold-memref-alias-ops, canonicalize)")
+TO_LOOPS = "builtin.module(convert-linalg-to-loops, canonicalize, cse, loop-invariant-code-motion)"
+TO_LLVM = ("builtin.module("
+           "arith-emulate-unsupported-floats{source-types=bf16,f16 target-type=f32}, "
+           "arith-expand{include-bf16=1}, canonicalize, "
+           "convert-vector-to-scf{full-unroll=1}, convert-scf-to-cf, "
+           "convert-math-to-llvm, convert-math-to-libm, "
+           "convert-vector-to-llvm{reassociate-fp-reductions=1}, "
+           "expand-strided-metadata, lower-affine, finalize-memref-to-llvm, "
+           "convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, "
+           "convert-ub-to-llvm, reconcile-unrealized-casts, canonicalize)")
+
+
+def run(module: ir.Module, pipeline: str) -> None:
+    PassManager.parse(pipeline).run(module.operation)
+
+
+def body_function(module: ir.Module, symbol: str) -> ir.Operation:
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == f"{symbol}_body":
+            return op.operation
+    raise ValueError(f"no function {symbol}_body in the kernel module")
+
+
+def prepare(module: ir.Module) -> None:
+    run(module, PREPARE)
+
+
+def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
+    """Block split (returns the block count used, 0 if the split had to be abandoned) + UB tiling."""
+    used = sim_schedule.split_over_blocks(module, body_function(module, symbol), block_dim)
+    if used == 0:
+        return 0
+    sim_schedule.tile_and_vectorize(module, body_function(module, symbol))
+    return used
+
+
+def _unshare_empty_tensors(module: ir.Module) -> None:
+    """Give every use of a tensor.empty its own.
+
+    After CSE one empty tensor is the init of several ops; bufferization then lets them share one
+    buffer - possibly the output, which an unsliced producer would then write whole from every block
+    while the other blocks write their slices.
+    """
+    shared = []
+
+    def visit(op):
+        if op.name == "tensor.empty" and len(list(op.results[0].uses)) > 1:
+            shared.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for empty in shared:
+        for use in list(empty.results[0].uses)[1:]:
+            user = use.owner
+            clone = empty.clone(ir.InsertionPoint(user))
+            user.operands[use.operand_number] = clone.results[0]
+
+
+def lower(module: ir.Module) -> None:
+    _unshare_empty_tensors(module)
+    run(module, BUFFERIZE)
+    sim_schedule.lower_vectors(module)
+    run(module, TO_LOOPS)
+    approximate_math(module)
+    run(module, TO_LLVM)

@@ -1,0 +1,61 @@
+"""Shared objects for the simulated device: LLVM module -> object file -> .so, and loading them.
+
+The ExecutionEngine compiles the LLVM dialect with the host's code generator; its object file is
+linked with `cc -shared` into the kernel cache directory so the runtime (and later processes) can
+dlopen it without MLIR. Files are written to a temporary name and renamed, so a concurrent reader
+never sees half a library.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+from torch_mlir import ir
+from torch_mlir.execution_engine import ExecutionEngine
+
+from npu_mlir.targets.ascend.sim_errors import SimCompileError
+
+CACHE_ENV = "NPU_MLIR_KERNEL_CACHE"
+_loaded: dict[str, ctypes.CDLL] = {}
+_load_lock = threading.Lock()
+
+
+def cache_dir() -> Path:
+    """Directory for built kernels: $NPU_MLIR_KERNEL_CACHE, else ~/.cache/torch_npu/kernels."""
+    root = os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch_npu", "kernels")
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def build_shared_object(llvm_module: ir.Module, so_path: Path, opt_level: int = 3) -> None:
+    engine = ExecutionEngine(llvm_module, opt_level=opt_level, enable_object_dump=True, enable_pic=True)
+    with tempfile.TemporaryDirectory(dir=so_path.parent) as tmp:
+        obj = Path(tmp) / "kernel.o"
+        engine.dump_to_object_file(str(obj))
+        staged = Path(tmp) / so_path.name
+        result = subprocess.run(["cc", "-shared", "-o", str(staged), str(obj), "-lm"],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SimCompileError(f"linking the kernel failed ({result.stderr.strip()}); check that a C "
+                                  "compiler (cc) is installed", code="ERR03009")
+        os.replace(staged, so_path)
+
+
+def load_symbol(so_path: str, symbol: str) -> ctypes._CFuncPtr:
+    """The kernel as a ctypes function (int32 f(const void*, uint32, uint32)); loads each .so once."""
+    with _load_lock:
+        lib = _loaded.get(so_path)
+        if lib is None:
+            lib = ctypes.CDLL(so_path, mode=ctypes.RTLD_LOCAL)
+            _loaded[so_path] = lib
+    fn = getattr(lib, symbol)
+    fn.restype = ctypes.c_int32
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+    return fn

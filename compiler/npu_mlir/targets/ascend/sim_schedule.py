@@ -1,0 +1,257 @@
+"""Tiling and vectorization of a kernel body for the simulated device (tensor level).
+
+Two levels, as on the chip:
+- block split: the op that produces the kernel's result is tiled along one parallel loop into
+  `block_dim` equal chunks with its producers fused in (`transform.structured.fuse`); the chunk loop
+  is then pinned to a single iteration at `block_idx`, so each block computes its own slice of the
+  output. Producers that cannot be sliced are recomputed whole by every block into block-private
+  buffers - slower, never wrong. The split is skipped (block_dim 1) whenever a block could write
+  outside its slice: several results, a result that is not produced by a structured op, or an output
+  initialised by a non-fusable op.
+- UB tiles: every structured op is tiled so its innermost loops fit a few vector registers, then
+  vectorized. Tile sizes always divide the static loop range: a remainder would stay scalar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith
+from torch_mlir.dialects.transform import interpreter
+
+BLOCK_LOOP_ATTR = "npu.block_loop"
+ROOT_ATTR = "npu.root"
+TILE_ID_ATTR = "npu.tile_id"
+# Elements one UB tile covers in its innermost dims: four 512-bit registers of f32.
+VECTOR_ELEMENTS = 64
+# Register tile of a contraction (M, N): 8 accumulator rows of 16 lanes, as PLATFORM-NOTES measured.
+CONTRACTION_TILE = (8, 16)
+
+
+@dataclass(frozen=True)
+class LoopNest:
+    ranges: tuple[int, ...]  # -1 where the range is not static
+    parallel: tuple[bool, ...]
+    is_contraction: bool
+
+
+def _transform_module(body: str) -> ir.Module:
+    return ir.Module.parse(
+        "module attributes {transform.with_named_sequence} {\n"
+        "transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
+        f"{body}\ntransform.yield\n}}\n}}")
+
+
+def run_transform(module: ir.Module, body: str) -> None:
+    script = _transform_module(body)
+    entry = script.body.operations[0]
+    interpreter.apply_named_sequence(module.operation, entry, script)
+
+
+def loop_nest(op: ir.Operation) -> LoopNest | None:
+    """Static loop ranges of a linalg.generic, read off its operand shapes and indexing maps."""
+    if "indexing_maps" not in op.attributes:
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    iters = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    ranges = [-1] * len(iters)
+    for operand, amap in zip(op.operands, maps):
+        if not isinstance(operand.type, ir.ShapedType):
+            continue
+        shape = ir.ShapedType(operand.type).shape
+        for dim, expr in enumerate(amap.results):
+            if isinstance(expr, ir.AffineDimExpr):
+                pos = expr.position
+                if shape[dim] >= 0:
+                    ranges[pos] = shape[dim]
+    parallel = tuple("parallel" in it for it in iters)
+    body_ops = [o.operation.name for o in op.regions[0].blocks[0].operations]
+    contraction = (len(iters) >= 3 and not parallel[-1] and all(parallel[:-1])
+                   and any(n in body_ops for n in ("arith.mulf", "arith.muli")))
+    return LoopNest(tuple(ranges), parallel, contraction)
+
+
+def largest_divisor(n: int, limit: int) -> int:
+    for d in range(min(n, limit), 0, -1):
+        if n % d == 0:
+            return d
+    return 1
+
+
+def _structured_ops(func: ir.Operation) -> list[ir.Operation]:
+    found = []
+
+    def visit(op):
+        if op.name == "linalg.generic":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return found
+
+
+def _returned_producer(func: ir.Operation) -> ir.Operation | None:
+    ret = func.regions[0].blocks[0].operations[len(func.regions[0].blocks[0].operations) - 1]
+    if len(ret.operands) != 1:
+        return None
+    op = _defining_op(ret.operands[0])
+    if op is None or op.name != "linalg.generic" or len(op.results) != 1:
+        return None
+    return op
+
+
+def _defining_op(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def split_over_blocks(module: ir.Module, func: ir.Operation, requested: int) -> int:
+    """Tile the result's producer into block slices; returns the block_dim actually used."""
+    root = _returned_producer(func)
+    nest = loop_nest(root) if root is not None else None
+    if requested <= 1 or nest is None:
+        return 1
+    best_dim, best_blocks = -1, 1
+    for dim, (size, par) in enumerate(zip(nest.ranges, nest.parallel)):
+        if par and size > 1:
+            blocks = largest_divisor(size, requested)
+            if blocks > best_blocks:
+                best_dim, best_blocks = dim, blocks
+    if best_blocks <= 1:
+        return 1
+    sizes = [0] * len(nest.ranges)
+    sizes[best_dim] = nest.ranges[best_dim] // best_blocks
+    root.attributes[ROOT_ATTR] = ir.UnitAttr.get()
+    run_transform(module, (
+        f"%op = transform.structured.match attributes{{{ROOT_ATTR}}} in %root : (!transform.any_op) -> !transform.any_op\n"
+        f"%tiled, %loop = transform.structured.fuse %op tile_sizes {sizes} {{apply_cleanup}} "
+        ": (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
+        f"transform.annotate %loop \"{BLOCK_LOOP_ATTR}\" : !transform.any_op"))
+    loop = _find_attr(func, BLOCK_LOOP_ATTR)
+    if loop is None or not _initialised_by_empty(loop):
+        return 0  # caller rebuilds the function and compiles it unsplit
+    _pin_to_block(loop, func, sizes[best_dim])
+    return best_blocks
+
+
+def _find_attr(func: ir.Operation, name: str) -> ir.Operation | None:
+    found = []
+
+    def visit(op):
+        if name in op.attributes:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return found[0] if len(found) == 1 else None
+
+
+def _initialised_by_empty(loop: ir.Operation) -> bool:
+    # Operand 3 is the loop-carried output; anything but tensor.empty would be written whole by each block.
+    init = _defining_op(loop.operands[3])
+    return init is not None and init.name == "tensor.empty"
+
+
+def _pin_to_block(loop: ir.Operation, func: ir.Operation, chunk: int) -> None:
+    block_idx = func.regions[0].blocks[0].arguments[_block_idx_position(func)]
+    with ir.InsertionPoint(loop), loop.location:
+        index = ir.IndexType.get()
+        step = arith.ConstantOp(index, chunk).result
+        lower = arith.MulIOp(block_idx, step).result
+        upper = arith.AddIOp(lower, step).result
+    loop.operands[0] = lower
+    loop.operands[1] = upper
+
+
+def _block_idx_position(func: ir.Operation) -> int:
+    args = func.regions[0].blocks[0].arguments
+    for i, arg in enumerate(args):
+        if isinstance(arg.type, ir.IndexType):
+            return i
+    raise ValueError("kernel body has no block index argument")
+
+
+def ub_tile_sizes(nest: LoopNest) -> list[int]:
+    """Tile sizes (0 = untiled) that divide every static range; innermost loops stay vector-sized."""
+    sizes = [1] * len(nest.ranges)
+    if nest.is_contraction:
+        m, n = len(sizes) - 3, len(sizes) - 2
+        sizes[m] = largest_divisor(nest.ranges[m], CONTRACTION_TILE[0])
+        sizes[n] = largest_divisor(nest.ranges[n], CONTRACTION_TILE[1])
+    else:
+        budget = VECTOR_ELEMENTS
+        for dim in reversed(range(len(sizes))):
+            sizes[dim] = largest_divisor(nest.ranges[dim], budget)
+            if sizes[dim] < nest.ranges[dim]:
+                break
+            budget = max(1, budget // nest.ranges[dim])
+    return [0 if s == r else s for s, r in zip(sizes, nest.ranges)]
+
+
+def tile_and_vectorize(module: ir.Module, func: ir.Operation) -> None:
+    commands = []
+    for n, op in enumerate(_structured_ops(func)):
+        nest = loop_nest(op)
+        if nest is None or min(nest.ranges, default=1) < 0:
+            continue
+        sizes = ub_tile_sizes(nest)
+        if not any(sizes):
+            continue
+        op.attributes[TILE_ID_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
+        loops = ", ".join(["!transform.any_op"] * sum(1 for s in sizes if s))
+        commands.append(
+            f"%t{n} = transform.structured.match attributes{{{TILE_ID_ATTR} = {n} : i64}} in %root "
+            ": (!transform.any_op) -> !transform.any_op\n"
+            f"%tt{n}, %tl{n}:{sum(1 for s in sizes if s)} = transform.structured.tile_using_for %t{n} tile_sizes {sizes} "
+            f": (!transform.any_op) -> (!transform.any_op, {loops})")
+    commands.append(
+        "%f = transform.structured.match ops{[\"func.func\"]} in %root : (!transform.any_op) -> !transform.any_op\n"
+        "%v = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op")
+    run_transform(module, "\n".join(commands))
+
+
+def _drop_self_copies(module: ir.Module) -> None:
+    """Erase `transfer_write(transfer_read(m[i]), m[i])` pairs.
+
+    Vectorizing the block loop's tensor.insert_slice leaves one such pair per block once the slice
+    bufferized in place: a pointless full-tile copy.
+    """
+    pairs = []
+
+    def visit(op):
+        if op.name == "vector.transfer_write":
+            read = _defining_op(op.operands[0])
+            if (read is not None and read.name == "vector.transfer_read" and read.operands[0] == op.operands[1]
+                    and list(read.operands[1:1 + len(op.operands) - 2]) == list(op.operands[2:])):
+                pairs.append((op, read))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for write, read in pairs:
+        write.erase()
+        if not list(read.results[0].uses):
+            read.erase()
+
+
+def lower_vectors(module: ir.Module) -> None:
+    """After bufferization: keep accumulators in registers, then lower contractions and transfers."""
+    _drop_self_copies(module)
+    run_transform(module, (
+        "%f = transform.structured.match ops{[\"func.func\"]} in %root : (!transform.any_op) -> !transform.any_op\n"
+        "%h = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op\n"
+        "transform.apply_patterns to %h {\n"
+        "  transform.apply_patterns.vector.lower_contraction lowering_strategy = \"outerproduct\"\n"
+        "  transform.apply_patterns.vector.transfer_permutation_patterns\n"
+        "  transform.apply_patterns.vector.reorder_multi_reduction_dims lowering_strategy = \"innerreduction\"\n"
+        "  transform.apply_patterns.vector.multi_reduction_flattening lowering_strategy = \"innerreduction\"\n"
+        "  transform.apply_patterns.vector.multi_reduction_unrolling lowering_strategy = \"innerreduction\"\n"
+        "  transform.apply_patterns.vector.lower_outerproduct\n"
+        "  transform.apply_patterns.vector.lower_broadcast\n"
+        "  transform.apply_patterns.vector.lower_transpose\n"
+        "} : !transform.any_op\n"
+        "transform.apply_patterns to %h {\n"
+        "  transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1\n"
+        "  transform.apply_patterns.vector.split_transfer_full_partial split_transfer_strategy = \"linalg-copy\"\n"
+        "  transform.apply_patterns.vector.transfer_to_scf max_transfer_rank = 1 full_unroll = true\n"
+        "} : !transform.any_op"))
