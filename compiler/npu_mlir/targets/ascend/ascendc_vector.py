@@ -1,0 +1,276 @@
+"""AscendC for vector kernels (tiling kinds elementwise and row): queues, stages, vector ops.
+
+Inputs get a VECIN TQue and outputs a VECOUT TQue of BUFFER_NUM buffers, so the copy of tile i+1
+overlaps the compute of tile i; temporaries live in VECCALC TBufs, one per memory slot that
+ascend-plan-memory assigned (temporaries whose lifetimes do not overlap share a slot). Row kernels
+keep whole rows in UB at a pitch of `cols_aligned` elements.
+"""
+
+from __future__ import annotations
+
+from torch_mlir import ir
+
+from .ascendc import CodegenError, KernelSignature, ctype
+from .kernel_model import Buffer, analyze, body_ops
+from .memory_plan import slots_of
+
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
+_UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
+          "reciprocal": "Reciprocal", "relu": "Relu", "tanh": "Tanh"}
+_REDUCE = {"sum": "ReduceSum", "mean": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
+
+
+class _Names:
+    """C++ names of the kernel's values: tensors -> LocalTensor variables, scalars -> expressions."""
+
+    def __init__(self, sig: KernelSignature, buffers: list[Buffer]):
+        self.expr: dict[ir.Value, str] = {}
+        self.cls: dict[ir.Value, str] = {}
+        for name, v in sig.inputs + sig.outputs:
+            self.expr[v] = name
+        for i, b in enumerate(b for b in buffers if b.role == "tmp"):
+            self.expr[b.value] = f"t{i}"
+        for b in buffers:
+            if b.value is not None:
+                self.cls[b.value] = b.shape_class
+        for name, v in sig.scalars:
+            self.expr[v] = f"tiling_.{name}"
+
+    def scalar(self, v: ir.Value) -> str:
+        if v in self.expr:
+            return self.expr[v]
+        op = v.owner
+        if op.name == "arith.constant":
+            value = op.attributes["value"]
+            if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
+                value = value.get_splat_value()
+            if isinstance(value, ir.FloatAttr):
+                return repr(float(value.value))
+            if isinstance(value, ir.IntegerAttr):
+                return str(value.value)
+        raise CodegenError(f"ERR03007 GRAPH operand {v} is neither a kernel value nor a scalar constant")
+
+
+def _count(cls: str) -> str:
+    return {"full": "n", "row": "rows", "col": "tiling_.cols_aligned"}[cls]
+
+
+def _binary(op: ir.Operation, names: _Names, dst: str, t: str, n: str) -> list[str]:
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    if kind not in _BINARY:
+        raise CodegenError(f"ERR03007 GRAPH binary kind '{kind}' has no AscendC vector instruction")
+    lhs, rhs = op.operands
+    lt, rt = (isinstance(v.type, ir.RankedTensorType) for v in (lhs, rhs))
+    if lt and rt:
+        return [f"{_BINARY[kind]}({dst}, {names.expr[lhs]}, {names.expr[rhs]}, {n});"]
+    tensor, s = (names.expr[lhs], names.scalar(rhs)) if lt else (names.expr[rhs], names.scalar(lhs))
+    if kind in ("add", "mul", "max", "min"):
+        fn = {"add": "Adds", "mul": "Muls", "max": "Maxs", "min": "Mins"}[kind]
+        return [f"{fn}({dst}, {tensor}, static_cast<{t}>({s}), {n});"]
+    if lt:  # tensor - s, tensor / s
+        if kind == "sub":
+            return [f"Adds({dst}, {tensor}, static_cast<{t}>(-({s})), {n});"]
+        return [f"Muls({dst}, {tensor}, static_cast<{t}>(1.0f / ({s})), {n});"]
+    if kind == "sub":  # s - tensor
+        return [f"Muls({dst}, {tensor}, static_cast<{t}>(-1), {n});",
+                f"Adds({dst}, {dst}, static_cast<{t}>({s}), {n});"]
+    return [f"Reciprocal({dst}, {tensor}, {n});", f"Muls({dst}, {dst}, static_cast<{t}>({s}), {n});"]
+
+
+def _unary(op: ir.Operation, names: _Names, dst: str, t: str, n: str) -> list[str]:
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    x = names.expr[op.operands[0]]
+    if kind in _UNARY:
+        return [f"{_UNARY[kind]}({dst}, {x}, {n});"]
+    if kind == "neg":
+        return [f"Muls({dst}, {x}, static_cast<{t}>(-1), {n});"]
+    sigmoid = [f"Muls({dst}, {x}, static_cast<{t}>(-1), {n});", f"Exp({dst}, {dst}, {n});",
+               f"Adds({dst}, {dst}, static_cast<{t}>(1), {n});", f"Reciprocal({dst}, {dst}, {n});"]
+    if kind == "sigmoid":
+        return sigmoid
+    if kind == "silu":
+        return sigmoid + [f"Mul({dst}, {dst}, {x}, {n});"]
+    if kind == "gelu_tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        return [f"Mul({dst}, {x}, {x}, {n});", f"Mul({dst}, {dst}, {x}, {n});",
+                f"Muls({dst}, {dst}, static_cast<{t}>(0.044715f), {n});", f"Add({dst}, {dst}, {x}, {n});",
+                f"Muls({dst}, {dst}, static_cast<{t}>(0.7978845608f), {n});", f"Tanh({dst}, {dst}, {n});",
+                f"Adds({dst}, {dst}, static_cast<{t}>(1), {n});", f"Mul({dst}, {dst}, {x}, {n});",
+                f"Muls({dst}, {dst}, static_cast<{t}>(0.5f), {n});"]
+    raise CodegenError(f"ERR03007 GRAPH unary kind '{kind}' has no AscendC vector lowering")
+
+
+def _cast(op: ir.Operation, names: _Names, dst: str, n: str) -> list[str]:
+    src, res = (ir.RankedTensorType(v.type).element_type for v in (op.operands[0], op.results[0]))
+    if isinstance(res, ir.IntegerType) and not isinstance(src, ir.IntegerType):
+        mode = "CAST_TRUNC"  # torch truncates float -> int toward zero
+    elif isinstance(res, ir.FloatType) and isinstance(src, ir.FloatType) and res.width < src.width:
+        mode = "CAST_RINT"
+    else:
+        mode = "CAST_NONE"
+    return [f"Cast({dst}, {names.expr[op.operands[0]]}, RoundMode::{mode}, {n});"]
+
+
+def _reduce(op: ir.Operation, names: _Names, dst: str, t: str) -> list[str]:
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    if kind not in _REDUCE:
+        raise CodegenError(f"ERR03007 GRAPH reduce kind '{kind}' has no AscendC vector lowering")
+    src = names.expr[op.operands[0]]
+    lines = [f"for (int64_t r = 0; r < rows; ++r) {{",
+             f"  {_REDUCE[kind]}({dst}[r], {src}[r * tiling_.cols_aligned], work, tiling_.cols);", "}"]
+    if kind == "mean":
+        lines.append(f"Muls({dst}, {dst}, static_cast<{t}>(1.0f / tiling_.cols), rows);")
+    return lines
+
+
+def _broadcast(op: ir.Operation, names: _Names, dst: str) -> list[str]:
+    src = op.operands[0]
+    x = names.expr[src]
+    if names.cls[src] == "row":
+        return [f"for (int64_t r = 0; r < rows; ++r) {{",
+                f"  Duplicate({dst}[r * tiling_.cols_aligned], {x}.GetValue(r), tiling_.cols_aligned);", "}"]
+    return [f"for (int64_t r = 0; r < rows; ++r) {{",
+            f"  DataCopy({dst}[r * tiling_.cols_aligned], {x}, tiling_.cols_aligned);", "}"]
+
+
+def _compute(ops: list[ir.Operation], names: _Names) -> list[str]:
+    lines = []
+    for op in ops:
+        if op.name == "arith.constant":
+            continue
+        res = op.results[0]
+        dst, t = names.expr[res], ctype(res.type)
+        n = _count(names.cls[res])
+        if op.name == "ascend.binary":
+            lines += _binary(op, names, dst, t, n)
+        elif op.name == "ascend.unary":
+            lines += _unary(op, names, dst, t, n)
+        elif op.name == "ascend.cast":
+            lines += _cast(op, names, dst, n)
+        elif op.name == "ascend.reduce":
+            lines += _reduce(op, names, dst, t)
+        elif op.name == "ascend.broadcast":
+            lines += _broadcast(op, names, dst)
+        else:
+            raise CodegenError(f"ERR03007 GRAPH {op.name} has no AscendC vector lowering")
+    return lines
+
+
+def _size_expr(b: Buffer, kind: str) -> str:
+    if kind == "elementwise":
+        return "tiling_.tile_elems"
+    return {"full": "tiling_.tile_rows * tiling_.cols_aligned",
+            "row": "(tiling_.tile_rows + tiling_.align_elems - 1) / tiling_.align_elems * tiling_.align_elems",
+            "col": "tiling_.cols_aligned"}[b.shape_class]
+
+
+def _gm_offset(b: Buffer, kind: str) -> tuple[str, str]:
+    """(offset of this block's data, offset of tile `i` within it) in elements."""
+    if kind == "elementwise":
+        return "start", "i * tiling_.tile_elems"
+    return {"full": ("start * tiling_.cols", "i * tiling_.tile_rows * tiling_.cols"),
+            "row": ("start", "i * tiling_.tile_rows"), "col": ("0", "0")}[b.shape_class]
+
+
+def _copy(b: Buffer, kind: str, local: str, gm: str, direction: str) -> str:
+    if kind == "elementwise" or b.shape_class == "row":
+        count = "n" if kind == "elementwise" else "rows"
+        return f"Copy{direction}1D({local if direction == 'In' else gm}, {gm if direction == 'In' else local}, {count});"
+    if b.shape_class == "col":
+        args = (local, gm) if direction == "In" else (gm, local)
+        return f"Copy{direction}1D({args[0]}, {args[1]}, tiling_.cols);"
+    args = (local, gm) if direction == "In" else (gm, local)
+    return f"CopyRows{direction}({args[0]}, {args[1]}, rows, tiling_.cols, tiling_.cols_aligned);"
+
+
+def emit(kernel: ir.Operation, sig: KernelSignature, kind: str) -> str:
+    model = analyze(kernel)
+    names = _Names(sig, model.buffers)
+    ins = [b for b in model.buffers if b.role == "in"]
+    outs = [b for b in model.buffers if b.role == "out"]
+    temps = [b for b in model.buffers if b.role == "tmp"]
+    work = [b for b in model.buffers if b.role == "work"]
+    slots = slots_of(kernel, model)
+    compute = _compute(body_ops(kernel), names)
+
+    members, init, copy_in, copy_out, deque, alloc, enque, free = [], [], [], [], [], [], [], []
+    for b in ins + outs:
+        name, t = names.expr[b.value], ctype(b.value.type)
+        block_off, tile_off = _gm_offset(b, kind)
+        que = "VECIN" if b.role == "in" else "VECOUT"
+        members += [f"TQue<QuePosition::{que}, BUFFER_NUM> {name}Que;", f"GlobalTensor<{t}> {name}Gm;"]
+        init += [f"{name}Gm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>({name}) + {block_off});",
+                 f"pipe.InitBuffer({name}Que, BUFFER_NUM, ({_size_expr(b, kind)}) * sizeof({t}));"]
+        if b.role == "in":
+            copy_in += [f"LocalTensor<{t}> {name} = {name}Que.AllocTensor<{t}>();",
+                        _copy(b, kind, name, f"{name}Gm[{tile_off}]", "In"), f"{name}Que.EnQue({name});"]
+            deque.append(f"LocalTensor<{t}> {name} = {name}Que.DeQue<{t}>();")
+            free.append(f"{name}Que.FreeTensor({name});")
+        else:
+            alloc.append(f"LocalTensor<{t}> {name} = {name}Que.AllocTensor<{t}>();")
+            enque.append(f"{name}Que.EnQue({name});")
+            copy_out += [f"LocalTensor<{t}> {name} = {name}Que.DeQue<{t}>();",
+                         _copy(b, kind, name, f"{name}Gm[{tile_off}]", "Out"), f"{name}Que.FreeTensor({name});"]
+    slot_size: dict[int, list[str]] = {}
+    for b, slot in zip(temps, slots):
+        slot_size.setdefault(slot, []).append(f"({_size_expr(b, kind)}) * sizeof({ctype(b.value.type)})")
+        alloc.append(f"LocalTensor<{ctype(b.value.type)}> {names.expr[b.value]} = "
+                     f"slot{slot}.Get<{ctype(b.value.type)}>();")
+    for slot, sizes in sorted(slot_size.items()):
+        members.append(f"TBuf<TPosition::VECCALC> slot{slot};")
+        size = sizes[0] if len(sizes) == 1 else "std::max({" + ", ".join(f"int64_t({s})" for s in sizes) + "})"
+        init.append(f"pipe.InitBuffer(slot{slot}, {size});")
+    if work:
+        t = "float" if work[0].elem_bytes == 4 else "half"
+        members.append("TBuf<TPosition::VECCALC> workBuf;")
+        init.append(f"pipe.InitBuffer(workBuf, tiling_.cols_aligned * sizeof({t}));")
+        alloc.insert(0, f"LocalTensor<{t}> work = workBuf.Get<{t}>();")
+        alloc.insert(0, "// ReduceSum/ReduceMax scratch of the reduced dtype")
+
+    if kind == "elementwise":
+        span = ("blockLen_", "tiling_.block_elems", "tiling_.last_block_elems", "tiling_.tile_elems")
+        stage_args, stage_params = "i, len", "int64_t i, int64_t n"
+    else:
+        span = ("blockLen_", "tiling_.block_rows", "tiling_.last_block_rows", "tiling_.tile_rows")
+        stage_args, stage_params = "i, len", "int64_t i, int64_t rows"
+    uses_n = any(", n);" in ln for ln in compute)
+    n_decl = ["const int64_t n = rows * tiling_.cols_aligned;"] if kind == "row" and uses_n else []
+
+    def block(lines: list[str], indent: int) -> str:
+        return "\n".join(" " * indent + ln for ln in lines)
+
+    return f"""class Kernel_{sig.name} {{
+ public:
+  __aicore__ inline void Init({", ".join(f"GM_ADDR {p}" for p in sig.gm_params)}, const {sig.name}_TilingData& t) {{
+    tiling_ = t;
+    const int64_t start = GetBlockIdx() * {span[1]};
+    {span[0]} = GetBlockIdx() == GetBlockNum() - 1 ? {span[2]} : {span[1]};
+{block(init, 4)}
+  }}
+  __aicore__ inline void Process() {{
+    const int64_t tiles = ({span[0]} + {span[3]} - 1) / {span[3]};
+    for (int64_t i = 0; i < tiles; ++i) {{
+      const int64_t len = {span[0]} - i * {span[3]} < {span[3]} ? {span[0]} - i * {span[3]} : {span[3]};
+      CopyIn({stage_args});
+      Compute({stage_args});
+      CopyOut({stage_args});
+    }}
+  }}
+
+ private:
+  __aicore__ inline void CopyIn({stage_params}) {{
+{block(copy_in, 4)}
+  }}
+  __aicore__ inline void Compute({stage_params}) {{
+    (void)i;
+{block(n_decl + deque + alloc + compute + enque + free, 4)}
+  }}
+  __aicore__ inline void CopyOut({stage_params}) {{
+{block(copy_out, 4)}
+  }}
+
+  TPipe pipe;
+{block(members, 2)}
+  {sig.name}_TilingData tiling_;
+  int64_t {span[0]} = 0;
+}};
+"""
