@@ -112,6 +112,12 @@ class AscendOp(Ascend.Operation):
     like upstream ones. A Python exception in a verifier becomes a diagnostic, never a traceback.
     """
 
+    @classmethod
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if kwargs.get("name"):
+            _install_builder(cls)
+
     def check(self) -> str | None:
         return None
 
@@ -144,11 +150,13 @@ class AscendOp(Ascend.Operation):
         return list(ir.DenseI64ArrayAttr(self.attributes[name]))
 
 
-def unsegmented(cls: type) -> type:
-    """Build and access `cls` without segment-size attributes.
+def _install_builder(cls: type) -> None:
+    """Replace ext's generated builder and accessors of op class `cls`.
 
-    Allowed when at most one operand group and at most one result group is optional or variadic:
-    its size is then the number of values left after the single ones.
+    - No segment-size attributes: at most one operand group and one result group may be
+      optional or variadic, and its size is what is left after the single ones.
+    - An explicitly passed false BoolAttr is kept (ext's builder tests attributes for
+      truthiness and would replace `false` by the default, or drop it).
     """
     operands = [f for f in cls._fields if f.__class__.__name__ == "OperandDef"]
     results = [f for f in cls._fields if f.__class__.__name__ == "ResultDef"]
@@ -178,7 +186,7 @@ def unsegmented(cls: type) -> type:
             cls._ODS_REGIONS,
             None,
             None,
-            attributes={f.name: f.process_attr(a[f.name]) for f in attrs},
+            attributes={f.name: a[f.name] if a[f.name] is not None else f.process_attr(None) for f in attrs},
             results=flatten([f.process_type(a[f.name]) for f in results]),
             operands=flatten([a[f.name] for f in operands]),
             successors=None,
@@ -193,7 +201,6 @@ def unsegmented(cls: type) -> type:
     cls._ODS_RESULT_SEGMENTS = None
     _install_accessors(cls, operands, "operands")
     _install_accessors(cls, results, "results")
-    return cls
 
 
 def _install_accessors(cls: type, group: list, where: str) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from torch_mlir import ir
 from torch_mlir.dialects.ext import Operand, Region, Result, attribute
 
-from .dialect import AscendOp, unsegmented
+from .dialect import AscendOp
 
 CORE_TYPES = ("aiv", "aic", "mix")
 FUSION_KINDS = ("single", "elementwise", "reduction", "matmul_epilogue", "conv")
@@ -65,7 +65,6 @@ class KernelOp(AscendOp, name="kernel", traits=[ir.IsIsolatedFromAboveTrait]):
         return None
 
 
-@unsegmented
 class YieldOp(AscendOp, name="yield", traits=[ir.IsTerminatorTrait]):
     values: Sequence[Operand[Any]]
 
@@ -89,7 +88,6 @@ def find_kernel(op: ir.Operation, name: str) -> ir.OpView | None:
     return None
 
 
-@unsegmented
 class LaunchOp(AscendOp, name="launch"):
     callee: ir.FlatSymbolRefAttr
     args: Sequence[Operand[Any]]

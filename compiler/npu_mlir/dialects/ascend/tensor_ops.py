@@ -25,7 +25,7 @@ from typing import Any
 from torch_mlir import ir
 from torch_mlir.dialects.ext import Operand, Pure, Result, attribute
 
-from .dialect import AscendOp, unsegmented
+from .dialect import AscendOp
 from .formats import rank_error
 from .shaped import element_type, is_scalar, tensor_format
 
@@ -221,7 +221,6 @@ def _matmul_dims(op: AscendOp, a: list[int], b: list[int]) -> tuple[list[int], s
     return [*a[:-1], b[-1]], None
 
 
-@unsegmented
 class MatmulOp(AscendOp, name="matmul", traits=[Pure]):
     a: Operand[Tensor]
     b: Operand[Tensor]
@@ -266,7 +265,6 @@ class BatchMatmulOp(AscendOp, name="batch_matmul", traits=[Pure]):
         return None
 
 
-@unsegmented
 class Conv2dOp(AscendOp, name="conv2d", traits=[Pure]):
     x: Operand[Tensor]
     weight: Operand[Tensor]

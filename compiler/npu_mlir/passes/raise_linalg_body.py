@@ -1,0 +1,136 @@
+"""Translate the scalar body of an elementwise linalg.generic into ascend tensor ops.
+
+Used by ascend-raise-linalg. After `linalg-fuse-elementwise-ops` one generic holds a whole chain
+(`add; divf; erf; addf; mulf; mulf` for gelu), so every arith/math op of the body becomes one
+ascend op on tensors of the iteration-domain shape. Values from outside the body stay scalars
+(the scalar variants of the ascend ops); ops on scalars only are cloned as scalar arith.
+A body op without an ascend counterpart makes `translate` return None and the caller leaves
+the generic alone.
+"""
+
+from torch_mlir import ir
+
+from ..dialects.ascend import BinaryOp, CastOp, CompareOp, SelectOp, TernaryOp, UnaryOp
+
+BINARY = {
+    "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
+    "arith.mulf": "mul", "arith.muli": "mul", "arith.divf": "div", "arith.divsi": "div",
+    "arith.divui": "div", "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
+    "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min", "math.powf": "pow",
+    "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor",
+}
+UNARY = {
+    "arith.negf": "neg", "math.absf": "abs", "math.absi": "abs", "math.exp": "exp",
+    "math.log": "log", "math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.tanh": "tanh",
+    "math.erf": "erf", "math.sin": "sin", "math.cos": "cos", "math.floor": "floor",
+    "math.ceil": "ceil", "math.round": "round", "math.roundeven": "round",
+}
+CASTS = {"arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi",
+         "arith.fptoui", "arith.extsi", "arith.extui", "arith.trunci"}
+FMA = {"math.fma": "fma"}
+# Enum order of arith.cmpf / arith.cmpi predicates.
+CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult",
+        "ule", "une", "uno", "true"]
+CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+ASCEND_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def _predicate(op: ir.OpView) -> str | None:
+    """The ascend predicate of a cmpf/cmpi; ordered and unordered (and signed/unsigned) alike.
+
+    NaN-ness is not kept: the vector unit's compares are ordered. `ord`/`uno`/`true`/`false`
+    have no counterpart and return None.
+    """
+    names = CMPF if op.operation.name == "arith.cmpf" else CMPI
+    name = names[ir.IntegerAttr(op.attributes["predicate"]).value]
+    return name[-2:] if name[-2:] in ASCEND_PREDICATES else None
+
+
+def _is_zero(v: ir.Value) -> bool:
+    owner = v.owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name != "arith.constant":
+        return False
+    value = owner.attributes["value"]
+    return isinstance(value, (ir.FloatAttr, ir.IntegerAttr)) and value.value == 0
+
+
+class BodyTranslator:
+    """Build ascend ops for one generic body; `created` lets the caller undo a partial build."""
+
+    def __init__(self, shape: list[int], loc: ir.Location):
+        self.shape = shape
+        self.loc = loc
+        self.created: list[ir.OpView] = []
+
+    def _tensor(self, elt: ir.Type) -> ir.RankedTensorType:
+        return ir.RankedTensorType.get(self.shape, elt)
+
+    def _emit(self, op: ir.OpView) -> ir.Value:
+        self.created.append(op)
+        return op.result
+
+    def translate(self, block: ir.Block, env: dict, stop: ir.Operation | None = None) -> list[ir.Value] | None:
+        """Map each body op through `env` (block args -> tensors); return the yielded values.
+
+        With `stop`, translate only the ops before it and return [] (env holds the results).
+        """
+        for op in block.operations:
+            name = op.operation.name
+            if stop is not None and op.operation == stop:
+                return []
+            if name == "linalg.yield":
+                return [env.get(v, v) for v in op.operands]
+            args = [env.get(v, v) for v in op.operands]
+            if any(isinstance(a.type, ir.RankedTensorType) and a.type.shape != self.shape for a in args):
+                return None
+            if not any(isinstance(a.type, ir.RankedTensorType) for a in args):
+                if name == "linalg.index" or len(op.regions):
+                    return None
+                # Scalar-only: the op stays scalar arith, moved out of the body.
+                clone = op.operation.clone(ip=ir.InsertionPoint.current)
+                for i, a in enumerate(args):
+                    clone.operands[i] = a
+                self.created.append(clone)
+                env[op.result] = clone.result
+                continue
+            result = self._one(op, name, args)
+            if result is None:
+                return None
+            env[op.result] = result
+        return None
+
+    def _one(self, op: ir.OpView, name: str, args: list[ir.Value]) -> ir.Value | None:
+        elt = op.result.type
+        out = self._tensor(elt)
+        with self.loc:
+            if name in BINARY:
+                return self._emit(BinaryOp(args[0], args[1], ir.StringAttr.get(BINARY[name]), out))
+            if name in UNARY:
+                return self._emit(UnaryOp(args[0], ir.StringAttr.get(UNARY[name]), out))
+            if name in FMA:
+                return self._emit(TernaryOp(*args, ir.StringAttr.get("fma"), out))
+            if name in CASTS:
+                return self._emit(CastOp(args[0], out))
+            if name in ("arith.cmpf", "arith.cmpi"):
+                pred = _predicate(op)
+                return None if pred is None else self._emit(
+                    CompareOp(args[0], args[1], ir.StringAttr.get(pred), out))
+            if name == "arith.select":
+                return self._select(op, args, out)
+        return None
+
+    def _select(self, op: ir.OpView, args: list[ir.Value], out: ir.Type) -> ir.Value | None:
+        cond, t, f = args
+        cmp = cond.owner
+        # select(x > 0, x, 0) is how torch-mlir spells relu.
+        if (isinstance(cmp, CompareOp) and cmp.attr_str("predicate") == "gt" and cmp.lhs == t
+                and _is_zero(cmp.rhs) and _is_zero(f)):
+            return self._emit(UnaryOp(t, ir.StringAttr.get("relu"), out))
+        if not isinstance(cond.type, ir.RankedTensorType):
+            return None
+        return self._emit(SelectOp(cond, t, f, out))
+
+    def undo(self) -> None:
+        for op in reversed(self.created):
+            op.erase()
+        self.created.clear()

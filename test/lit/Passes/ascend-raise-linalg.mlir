@@ -1,0 +1,211 @@
+// RUN: npu-opt %s --split-input-file --ascend-raise-linalg | FileCheck %s
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @fused_chain_with_broadcast_and_relu
+// CHECK: %[[B:.*]] = "ascend.broadcast"(%arg1) {dims = array<i64: 0>} : (tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK: %[[ADD:.*]] = "ascend.binary"(%arg0, %[[B]]) {kind = "add"}
+// CHECK: %[[MUL:.*]] = "ascend.binary"(%[[ADD]], %{{.*}}) {kind = "mul"} : (tensor<4x8xf32>, f32) -> tensor<4x8xf32>
+// CHECK: %[[R:.*]] = "ascend.unary"(%[[MUL]]) {kind = "relu"}
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @fused_chain_with_broadcast_and_relu(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#map, #row, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.mulf %s, %two : f32
+    %c = arith.cmpf ugt, %m, %zero : f32
+    %r = arith.select %c, %m, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @reduction_with_prologue
+// CHECK: %[[E:.*]] = "ascend.unary"(%arg0) {kind = "exp"}
+// CHECK: "ascend.reduce"(%[[E]]) {dims = array<i64: 1>, keepdim = false, kind = "sum"} : (tensor<4x8xf32>) -> tensor<4xf32>
+// CHECK-NOT: linalg
+func.func @reduction_with_prologue(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %0 = linalg.generic {indexing_maps = [#map, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %ex = math.exp %x : f32
+    %s = arith.addf %ex, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#keep = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @max_keepdim_then_unit_dim_broadcast
+// CHECK: %[[M:.*]] = "ascend.reduce"(%arg0) {dims = array<i64: 1>, keepdim = true, kind = "max"} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[M]] {{\[\[}}0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+// CHECK: %[[B:.*]] = "ascend.broadcast"(%[[C]]) {dims = array<i64: 1>} : (tensor<4xf32>) -> tensor<4x8xf32>
+// CHECK: "ascend.binary"(%arg0, %[[B]]) {kind = "sub"}
+func.func @max_keepdim_then_unit_dim_broadcast(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e1 = tensor.empty() : tensor<4x1xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %m = linalg.generic {indexing_maps = [#map, #keep], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x8xf32>) outs(%init : tensor<4x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x1xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#map, #keep, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %m : tensor<4x8xf32>, tensor<4x1xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.subf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+#map = affine_map<(d0) -> (d0)>
+#red = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @reduction_into_live_accumulator
+// CHECK: %[[R:.*]] = "ascend.reduce"(%arg0) {dims = array<i64: 0>, keepdim = false, kind = "sum"} : (tensor<16xf32>) -> tensor<f32>
+// CHECK: "ascend.binary"(%[[R]], %arg1) {kind = "add"} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+func.func @reduction_into_live_accumulator(%a: tensor<16xf32>, %acc: tensor<f32>) -> tensor<f32> {
+  %0 = linalg.generic {indexing_maps = [#map, #red], iterator_types = ["reduction"]}
+      ins(%a : tensor<16xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @linear_folds_weight_transpose
+// CHECK: "ascend.matmul"(%arg0, %arg1) {acc_type = f32, transpose_a = false, transpose_b = true} : (tensor<4x8xf16>, tensor<3x8xf16>) -> tensor<4x3xf16>
+// CHECK-NOT: linalg.matmul
+func.func @linear_folds_weight_transpose(%x: tensor<4x8xf16>, %w: tensor<3x8xf16>) -> tensor<4x3xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e0 = tensor.empty() : tensor<8x3xf16>
+  %wt = linalg.transpose ins(%w : tensor<3x8xf16>) outs(%e0 : tensor<8x3xf16>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<4x3xf16>
+  %init = linalg.fill ins(%zero : f16) outs(%e : tensor<4x3xf16>) -> tensor<4x3xf16>
+  %0 = linalg.matmul ins(%x, %wt : tensor<4x8xf16>, tensor<8x3xf16>) outs(%init : tensor<4x3xf16>) -> tensor<4x3xf16>
+  return %0 : tensor<4x3xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batch_matmul
+// CHECK: "ascend.batch_matmul"(%arg0, %arg1) {acc_type = f32, transpose_a = false, transpose_b = false}
+func.func @batch_matmul(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>) -> tensor<2x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x3xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  %0 = linalg.batch_matmul ins(%a, %b : tensor<2x4x8xf32>, tensor<2x8x3xf32>) outs(%init : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv_folds_pad_and_bias
+// CHECK: "ascend.conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+// CHECK-NOT: tensor.pad
+func.func @conv_folds_pad_and_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+  %e = tensor.empty() : tensor<1x4x8x8xf32>
+  %bias = linalg.broadcast ins(%b : tensor<4xf32>) outs(%e : tensor<1x4x8x8xf32>) dimensions = [0, 2, 3]
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%padded, %w : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%bias : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+// A body reading linalg.index has no ascend counterpart: the generic stays.
+// CHECK-LABEL: func.func @index_dependent_body_is_untouched
+// CHECK: linalg.generic
+// CHECK: linalg.index
+// CHECK-NOT: ascend.
+func.func @index_dependent_body_is_untouched(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %ii = arith.index_cast %i : index to i64
+    %f = arith.sitofp %ii : i64 to f32
+    %s = arith.addf %x, %f : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transposed_matmul_variant_is_untouched
+// CHECK: linalg.matmul
+// CHECK-NOT: ascend.matmul
+func.func @transposed_matmul_variant_is_untouched(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>, %c: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : tensor<8x4xf32>, tensor<8x3xf32>) outs(%c : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+// An argmax-style body (the accumulator is read twice) is not a plain reduction.
+// CHECK-LABEL: func.func @accumulator_used_twice_is_untouched
+// CHECK: linalg.generic
+// CHECK-NOT: ascend.reduce
+func.func @accumulator_used_twice_is_untouched(%a: tensor<4x8xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.generic {indexing_maps = [#map, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %c = arith.cmpf ogt, %x, %acc : f32
+    %s = arith.select %c, %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @permuted_input_and_scalar_only_ops
+// CHECK-DAG: %[[S:.*]] = arith.mulf %arg1, %arg1 : f32
+// CHECK-DAG: %[[T:.*]] = "ascend.transpose"(%arg0) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+// CHECK: "ascend.binary"(%[[T]], %[[S]]) {kind = "add"} : (tensor<4x8xf32>, f32) -> tensor<4x8xf32>
+func.func @permuted_input_and_scalar_only_ops(%a: tensor<8x4xf32>, %s: f32) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#t, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %sq = arith.mulf %s, %s : f32
+    %r = arith.addf %x, %sq : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
