@@ -161,6 +161,6 @@ def approximate_math(module: ir.Module | ir.Operation) -> None:
             _rewrite(op)
 
 
-def run(op: ir.Operation, pass_: object = None) -> None:
-    """Python-pass entry point (`PassManager.add(run)` / npu-opt's registry)."""
-    approximate_math(op)
+def run(module: ir.Operation) -> None:
+    """Registry entry point (npu-opt's `ascend-approximate-math`)."""
+    approximate_math(module)

@@ -18,6 +18,7 @@ Stages, in order, each a function over one module in the sim context:
 from __future__ import annotations
 
 from torch_mlir import ir
+from torch_mlir.dialects import linalg
 from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
@@ -88,9 +89,27 @@ def _unshare_empty_tensors(module: ir.Module) -> None:
             user.operands[use.operand_number] = clone.results[0]
 
 
+def _copies_to_linalg(module: ir.Module) -> None:
+    """memref.copy between non-contiguous buffers lowers to a call into MLIR's C runner library,
+    which a kernel .so cannot link; as linalg.copy it becomes plain loops."""
+    copies = []
+
+    def visit(op):
+        if op.name == "memref.copy":
+            copies.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in copies:
+        with ir.InsertionPoint(op), op.location:
+            linalg.copy(op.operands[0], outs=[op.operands[1]])
+        op.erase()
+
+
 def lower(module: ir.Module) -> None:
     _unshare_empty_tensors(module)
     run(module, BUFFERIZE)
+    _copies_to_linalg(module)
     sim_schedule.lower_vectors(module)
     run(module, TO_LOOPS)
     approximate_math(module)
