@@ -1,0 +1,118 @@
+// Native PrivateUse1 kernels that allocate or re-point storage: empty, empty_strided,
+// resize_, set_ (every overload), record_stream. m.impl kernels get no automatic
+// device guard, so each allocating kernel sets one.
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/core/NpuAllocator.h"
+#include "torch_npu/csrc/core/NpuDevice.h"
+
+namespace torch_npu {
+namespace {
+
+constexpr c10::DispatchKeySet kNpuKeys{c10::DispatchKey::PrivateUse1};
+
+c10::Device targetDevice(std::optional<c10::Device> device) {
+  c10::DeviceIndex index = device.has_value() && device->has_index() ? device->index() : currentDevice();
+  return {c10::DeviceType::PrivateUse1, resolveDevice(index)};
+}
+
+void checkPlainLayout(std::optional<c10::Layout> layout, std::optional<bool> pinMemory) {
+  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided, "NPU tensors support only the strided layout, got ",
+              *layout, "\n", ptaErr(ErrCode::NOT_SUPPORT));
+  TORCH_CHECK(!pinMemory.value_or(false), "only CPU tensors can be pinned; pin_memory=True needs device='cpu'\n",
+              ptaErr(ErrCode::PARAM));
+}
+
+at::Tensor empty(at::IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<c10::Layout> layout,
+                 std::optional<c10::Device> device, std::optional<bool> pinMemory,
+                 std::optional<c10::MemoryFormat> memoryFormat) {
+  checkPlainLayout(layout, pinMemory);
+  c10::DeviceGuard guard(targetDevice(device));
+  return at::detail::empty_generic(size, npuAllocator(), kNpuKeys, c10::dtype_or_default(dtype), memoryFormat);
+}
+
+at::Tensor emptyStrided(at::IntArrayRef size, at::IntArrayRef stride, std::optional<at::ScalarType> dtype,
+                        std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                        std::optional<bool> pinMemory) {
+  checkPlainLayout(layout, pinMemory);
+  c10::DeviceGuard guard(targetDevice(device));
+  return at::detail::empty_strided_generic(size, stride, npuAllocator(), kNpuKeys, c10::dtype_or_default(dtype));
+}
+
+void ensureStorageHolds(const at::Tensor& self) {
+  size_t needed = at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.dtype().itemsize(),
+                                                   self.storage_offset());
+  if (needed > self.storage().nbytes()) resizeStorageBytes(self.storage(), needed);
+}
+
+const at::Tensor& resize(const at::Tensor& self, at::IntArrayRef size,
+                         std::optional<c10::MemoryFormat> memoryFormat) {
+  if (self.sizes() == size && !memoryFormat.has_value()) return self;
+  c10::DeviceGuard guard(self.device());
+  c10::TensorImpl* impl = self.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(size);
+  if (memoryFormat.has_value()) {
+    TORCH_CHECK(*memoryFormat != c10::MemoryFormat::Preserve, "resize_ does not accept memory_format=preserve\n",
+                ptaErr(ErrCode::PARAM));
+    impl->empty_tensor_restride(*memoryFormat);
+  }
+  ensureStorageHolds(self);
+  return self;
+}
+
+at::Tensor& setStorageWithOffset(at::Tensor& self, at::Storage source, int64_t offset, at::IntArrayRef size,
+                                 at::IntArrayRef stride) {
+  TORCH_CHECK(source.device_type() == c10::DeviceType::PrivateUse1, "set_ needs an NPU storage, got one on ",
+              source.device(), "\n", ptaErr(ErrCode::PARAM));
+  at::native::checkSetStorage(self, std::move(source), offset, size, stride);
+  c10::TensorImpl* impl = self.unsafeGetTensorImpl();
+  impl->set_storage_offset(offset);
+  if (stride.empty()) {
+    impl->set_sizes_contiguous(size);
+  } else {
+    impl->set_sizes_and_strides(size, stride);
+  }
+  c10::DeviceGuard guard(self.device());
+  ensureStorageHolds(self);
+  return self;
+}
+
+at::Tensor& setStorage(at::Tensor& self, at::Storage source) {
+  int64_t elements = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  return setStorageWithOffset(self, std::move(source), 0, {elements}, {});
+}
+
+at::Tensor& setTensor(at::Tensor& self, const at::Tensor& source) {
+  if (self.is_same(source)) return self;
+  return setStorageWithOffset(self, source.storage(), source.storage_offset(), source.sizes(), source.strides());
+}
+
+// set_() with no source: an empty storage from the NPU allocator (at::native::set_cpu_
+// would attach a CPU one).
+at::Tensor& setEmpty(at::Tensor& self) {
+  c10::DeviceGuard guard(self.device());
+  at::Storage storage(at::Storage::use_byte_size_t(), 0, npuAllocator(), /*resizable=*/true);
+  return setStorageWithOffset(self, std::move(storage), 0, {0}, {});
+}
+
+void recordStream(at::Tensor& self, c10::Stream stream) {
+  npuAllocator()->recordStream(self.storage().data_ptr(), stream);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(empty));
+  m.impl("empty_strided", TORCH_FN(emptyStrided));
+  m.impl("resize_", TORCH_FN(resize));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(setStorageWithOffset));
+  m.impl("set_.source_Storage", TORCH_FN(setStorage));
+  m.impl("set_.source_Tensor", TORCH_FN(setTensor));
+  m.impl("set_", TORCH_FN(setEmpty));
+  m.impl("record_stream", TORCH_FN(recordStream));
+}
+
+}  // namespace
+}  // namespace torch_npu

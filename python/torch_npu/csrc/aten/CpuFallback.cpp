@@ -1,0 +1,178 @@
+#include "torch_npu/csrc/aten/CpuFallback.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/aten/CpuAlias.h"
+#include "torch_npu/csrc/core/NpuDevice.h"
+#include "torch_npu/csrc/core/NpuStream.h"
+
+namespace torch_npu {
+namespace {
+
+std::mutex countsMutex;
+std::map<std::string, int64_t> counts;
+
+bool isNpu(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
+
+bool fallbackDisabled() {
+  const char* value = std::getenv("TORCH_NPU_FALLBACK_CPU_DISABLE");
+  return value != nullptr && std::string(value) == "1";
+}
+
+void countAndWarnOnce(const std::string& op) {
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(countsMutex);
+    static std::set<std::string> warned;
+    first = warned.insert(op).second;
+    ++counts[op];
+  }
+  if (first) TORCH_WARN(op, " is not currently supported on the NPU backend and will fall back to run on the CPU");
+}
+
+// Each NPU tensor of the call with the CPU alias that replaced it on the stack.
+struct Aliased {
+  at::Tensor npu;
+  at::Tensor cpu;
+};
+
+class FallbackCall {
+ public:
+  at::Tensor toCpu(const at::Tensor& t) {
+    if (!isNpu(t)) return t;
+    if (!device_.has_value()) device_ = t.device();
+    devices_.insert(t.device().index());
+    aliased_.push_back({t, cpuAlias(t)});
+    return aliased_.back().cpu;
+  }
+
+  c10::IValue argToCpu(const c10::IValue& value) {
+    if (value.isTensor()) return toCpu(value.toTensor());
+    if (value.isTensorList()) {
+      c10::List<at::Tensor> list = value.toTensorList();
+      c10::List<at::Tensor> converted;
+      for (const at::Tensor& t : list) converted.push_back(toCpu(t));
+      return converted;
+    }
+    if (value.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> converted;
+      for (const std::optional<at::Tensor>& t : value.toOptionalTensorList()) {
+        converted.push_back(t.has_value() ? std::optional<at::Tensor>(toCpu(*t)) : std::nullopt);
+      }
+      return converted;
+    }
+    if (value.isDevice() && value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      if (!device_.has_value()) device_ = value.toDevice();
+      return c10::Device(c10::DeviceType::CPU);
+    }
+    return value;
+  }
+
+  // Kernels run on the host now: everything queued on the NPU streams involved must be done.
+  void drainStreams() const {
+    for (c10::DeviceIndex d : devices_) synchronizeStream(getCurrentStream(d));
+  }
+
+  // An out= or in-place argument whose CPU kernel had to grow it got CPU memory:
+  // move the result into the NPU tensor.
+  void writeBackResized() const {
+    for (const Aliased& a : aliased_) {
+      bool moved = a.cpu.storage().data() != a.npu.storage().data();
+      if (!moved && a.cpu.sizes() == a.npu.sizes() && a.cpu.strides() == a.npu.strides() &&
+          a.cpu.storage_offset() == a.npu.storage_offset()) {
+        continue;
+      }
+      if (moved) {
+        a.npu.resize_(a.cpu.sizes());
+        a.npu.copy_(a.cpu);
+      } else {
+        a.npu.unsafeGetTensorImpl()->set_sizes_and_strides(a.cpu.sizes(), a.cpu.strides(), a.cpu.storage_offset());
+      }
+    }
+  }
+
+  at::Tensor resultToNpu(const at::Tensor& result) {
+    if (!result.defined() || !result.device().is_cpu()) return result;
+    for (const Aliased& a : aliased_) {
+      if (result.is_same(a.cpu)) return a.npu;
+    }
+    for (const Aliased& a : aliased_) {
+      if (result.storage().data() == a.npu.storage().data() && result.storage().data() != nullptr) {
+        // A view the CPU kernel made of an input: the same view of the NPU tensor.
+        return a.npu.as_strided(result.sizes(), result.strides(), result.storage_offset());
+      }
+    }
+    c10::Device device = device_.value_or(c10::Device(c10::DeviceType::PrivateUse1, currentDevice()));
+    c10::DeviceGuard guard(device);
+    at::Tensor out = result.is_non_overlapping_and_dense()
+                         ? at::empty_strided(result.sizes(), result.strides(), result.options().device(device))
+                         : at::empty(result.sizes(), result.options().device(device));
+    out.copy_(result);
+    return out;
+  }
+
+  c10::IValue returnToNpu(const c10::IValue& value) {
+    if (value.isTensor()) return resultToNpu(value.toTensor());
+    if (value.isTensorList()) {
+      c10::List<at::Tensor> converted;
+      for (const at::Tensor& t : value.toTensorList()) converted.push_back(resultToNpu(t));
+      return converted;
+    }
+    return value;
+  }
+
+ private:
+  std::optional<c10::Device> device_;
+  std::set<c10::DeviceIndex> devices_;
+  std::vector<Aliased> aliased_;
+};
+
+void npuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  std::string name = schema.name();
+  if (!schema.overload_name().empty()) name += "." + schema.overload_name();
+  TORCH_CHECK_NOT_IMPLEMENTED(!fallbackDisabled(), name,
+                              " is not currently supported on the NPU backend, and TORCH_NPU_FALLBACK_CPU_DISABLE=1 "
+                              "forbids running it on the CPU: unset that variable to allow the CPU fallback.\n",
+                              errCode(SubModule::OPS, ErrCode::NOT_SUPPORT));
+  countAndWarnOnce(name);
+
+  const size_t numArgs = schema.arguments().size();
+  const size_t argBase = stack->size() - numArgs;
+  FallbackCall call;
+  for (size_t i = 0; i < numArgs; ++i) (*stack)[argBase + i] = call.argToCpu((*stack)[argBase + i]);
+  call.drainStreams();
+
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+
+  call.writeBackResized();
+  const size_t numReturns = schema.returns().size();
+  const size_t retBase = stack->size() - numReturns;
+  for (size_t i = 0; i < numReturns; ++i) (*stack)[retBase + i] = call.returnToNpu((*stack)[retBase + i]);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&npuCpuFallback>()); }
+
+}  // namespace
+
+std::map<std::string, int64_t> fallbackCounts() {
+  std::lock_guard<std::mutex> lock(countsMutex);
+  return counts;
+}
+
+void resetFallbackCounts() {
+  std::lock_guard<std::mutex> lock(countsMutex);
+  counts.clear();
+}
+
+}  // namespace torch_npu

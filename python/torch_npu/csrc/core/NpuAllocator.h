@@ -1,0 +1,23 @@
+// torch's view of NPU memory: a c10::DeviceAllocator over the runtime's caching
+// allocator (npurt/caching_allocator.h), and the pinned host allocator behind
+// tensor.pin_memory().
+#pragma once
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/Storage.h>
+
+namespace torch_npu {
+
+// The allocator registered for PrivateUse1: allocates on the current device for
+// its current stream; running out raises torch.OutOfMemoryError (ERR00006).
+c10::DeviceAllocator* npuAllocator();
+// Page-locked host memory (aclrtMallocHost); its DataPtrs are CPU pointers.
+c10::Allocator* pinnedAllocator();
+bool isPinnedPtr(const void* ptr);
+
+// Grows or shrinks an NPU storage to `nbytes` on its device, keeping the old bytes;
+// the copy is a task on the current stream, so it is ordered after pending writes.
+void resizeStorageBytes(const c10::Storage& storage, size_t nbytes);
+
+}  // namespace torch_npu

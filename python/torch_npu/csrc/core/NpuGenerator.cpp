@@ -1,0 +1,97 @@
+#include "torch_npu/csrc/core/NpuGenerator.h"
+
+#include <ATen/core/PhiloxRNGEngine.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/util/CallOnce.h>
+
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/core/NpuDevice.h"
+
+namespace torch_npu {
+namespace {
+
+constexpr size_t kStateBytes = 2 * sizeof(uint64_t);
+
+}  // namespace
+
+NpuGeneratorImpl::NpuGeneratorImpl(c10::DeviceIndex device, uint64_t seed)
+    : c10::GeneratorImpl(c10::Device(c10::DeviceType::PrivateUse1, device),
+                         c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
+      seed_(seed) {}
+
+void NpuGeneratorImpl::set_current_seed(uint64_t seed) {
+  seed_ = seed;
+  offset_ = 0;
+}
+
+uint64_t NpuGeneratorImpl::current_seed() const { return seed_; }
+
+uint64_t NpuGeneratorImpl::seed() {
+  uint64_t random = c10::detail::getNonDeterministicRandom(true);
+  set_current_seed(random);
+  return random;
+}
+
+void NpuGeneratorImpl::set_offset(uint64_t offset) {
+  TORCH_CHECK(offset % 4 == 0, "NPU generator offset must be a multiple of 4, got ", offset, "\n",
+              ptaErr(ErrCode::VALUE));
+  offset_ = offset;
+}
+
+uint64_t NpuGeneratorImpl::get_offset() const { return offset_; }
+
+c10::intrusive_ptr<c10::TensorImpl> NpuGeneratorImpl::get_state() const {
+  at::Tensor state = at::empty({static_cast<int64_t>(kStateBytes)}, at::TensorOptions().dtype(at::kByte));
+  std::memcpy(state.data_ptr(), &seed_, sizeof(uint64_t));
+  std::memcpy(static_cast<uint8_t*>(state.data_ptr()) + sizeof(uint64_t), &offset_, sizeof(uint64_t));
+  return state.getIntrusivePtr();
+}
+
+void NpuGeneratorImpl::set_state(const c10::TensorImpl& state) {
+  TORCH_CHECK(state.dtype() == caffe2::TypeMeta::Make<uint8_t>() && state.numel() == kStateBytes &&
+                  state.device().is_cpu() && state.is_contiguous(),
+              "NPU generator state must be a contiguous CPU ByteTensor of ", kStateBytes,
+              " bytes (from torch.npu.get_rng_state())\n", ptaErr(ErrCode::VALUE));
+  const auto* bytes = static_cast<const uint8_t*>(state.data());
+  uint64_t seed = 0, offset = 0;
+  std::memcpy(&seed, bytes, sizeof(uint64_t));
+  std::memcpy(&offset, bytes + sizeof(uint64_t), sizeof(uint64_t));
+  seed_ = seed;
+  set_offset(offset);
+}
+
+uint64_t NpuGeneratorImpl::reserveStreamKey(uint64_t increment) {
+  at::Philox4_32 engine(seed_, /*subsequence=*/offset_, /*offset=*/0);
+  offset_ += (increment + 3) / 4 * 4;
+  uint64_t high = engine();
+  return (high << 32) | engine();
+}
+
+NpuGeneratorImpl* NpuGeneratorImpl::clone_impl() const {
+  auto* copy = new NpuGeneratorImpl(device().index(), seed_);
+  copy->offset_ = offset_;
+  return copy;
+}
+
+const at::Generator& getDefaultNpuGenerator(c10::DeviceIndex device) {
+  static c10::once_flag once;
+  // A deque: references handed out stay valid.
+  static std::deque<at::Generator> defaults;
+  c10::call_once(once, [] {
+    for (c10::DeviceIndex i = 0; i < deviceCount(); ++i) {
+      defaults.push_back(at::make_generator<NpuGeneratorImpl>(i));
+    }
+  });
+  return defaults[resolveDevice(device)];
+}
+
+at::Generator createNpuGenerator(c10::DeviceIndex device) {
+  return at::make_generator<NpuGeneratorImpl>(resolveDevice(device));
+}
+
+}  // namespace torch_npu

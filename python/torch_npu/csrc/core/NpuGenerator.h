@@ -1,0 +1,42 @@
+// The NPU random generator: counter based, like CUDA's philox generator. Its whole
+// state is (seed, offset); each random op reserves a range of the counter, so a
+// run is reproducible from the seed alone and independent of the CPU generator.
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <c10/core/GeneratorImpl.h>
+
+namespace torch_npu {
+
+struct NpuGeneratorImpl : public c10::GeneratorImpl {
+  explicit NpuGeneratorImpl(c10::DeviceIndex device, uint64_t seed = c10::default_rng_seed_val);
+
+  void set_current_seed(uint64_t seed) override;
+  uint64_t current_seed() const override;
+  uint64_t seed() override;
+  void set_offset(uint64_t offset) override;
+  uint64_t get_offset() const override;
+  // A 16-byte CPU uint8 tensor: seed then offset, native byte order.
+  c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
+  void set_state(const c10::TensorImpl& state) override;
+
+  // Reserves `increment` counter values (round up to a multiple of 4, as philox
+  // yields four 32-bit numbers per step) and returns a 64-bit key derived from
+  // (seed, offset) with Philox4x32-10: the seed of this op's random stream.
+  // Callers hold mutex_.
+  uint64_t reserveStreamKey(uint64_t increment);
+
+  static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
+
+ private:
+  NpuGeneratorImpl* clone_impl() const override;
+
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+};
+
+// The per-device default generator (index -1: current device); torch.manual_seed seeds it.
+const at::Generator& getDefaultNpuGenerator(c10::DeviceIndex device = -1);
+at::Generator createNpuGenerator(c10::DeviceIndex device = -1);
+
+}  // namespace torch_npu

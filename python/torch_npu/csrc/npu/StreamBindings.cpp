@@ -1,0 +1,52 @@
+// Python bindings for streams. A stream crosses into Python as the triple
+// (stream_id, device_index, device_type) that torch.Stream is built from.
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <chrono>
+#include <thread>
+#include <tuple>
+
+#include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/PyBindRegistry.h"
+#include "torch_npu/csrc/core/NpuStream.h"
+
+namespace torch_npu {
+namespace {
+
+namespace py = pybind11;
+
+using StreamTriple = std::tuple<int64_t, int64_t, int64_t>;
+
+StreamTriple toTriple(c10::Stream s) {
+  return {s.id(), s.device_index(), static_cast<int64_t>(s.device_type())};
+}
+
+c10::Stream fromTriple(int64_t streamId, int64_t deviceIndex, int64_t deviceType) {
+  TORCH_CHECK(deviceType == static_cast<int64_t>(c10::DeviceType::PrivateUse1), "expected an NPU stream\n",
+              ptaErr(ErrCode::PARAM));
+  return c10::Stream(c10::Stream::UNSAFE,
+                     c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(deviceIndex)),
+                     streamId);
+}
+
+TORCH_NPU_BINDINGS(bindStreams) {
+  m.def("_npu_current_stream", [](int device) { return toTriple(getCurrentStream(static_cast<c10::DeviceIndex>(device))); });
+  m.def("_npu_default_stream", [](int device) { return toTriple(getDefaultStream(static_cast<c10::DeviceIndex>(device))); });
+  m.def("_npu_set_stream", [](int64_t id, int64_t device, int64_t type) {
+    exchangeCurrentStream(fromTriple(id, device, type));
+  });
+  m.def("_npu_stream_priority", [](int64_t id, int64_t device, int64_t type) {
+    return streamPriority(fromTriple(id, device, type));
+  });
+  // Test-only: a task that keeps the current stream busy for `ms` milliseconds, to
+  // observe that the host does not wait for queued work.
+  m.def("_npu_sleep_on_stream", [](double ms) {
+    launchHostTask(getCurrentStream(-1), [ms] {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+    });
+  });
+}
+
+}  // namespace
+}  // namespace torch_npu
