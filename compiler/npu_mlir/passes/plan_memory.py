@@ -38,7 +38,7 @@ def run(module: ir.Operation) -> bool:
     load_ascend(module.context)
     soc = module_soc(module)
     ok = True
-    for kernel in module.regions[0].blocks[0].operations:
+    for kernel in (o.operation for o in module.regions[0].blocks[0].operations):
         if kernel.name != "ascend.kernel":
             continue
         name = ir.StringAttr(kernel.attributes["sym_name"]).value

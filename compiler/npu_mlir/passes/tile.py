@@ -185,7 +185,7 @@ def run(module: ir.Operation) -> bool:
     load_ascend(module.context)
     soc = module_soc(module)
     ok = True
-    for op in module.regions[0].blocks[0].operations:
+    for op in (o.operation for o in module.regions[0].blocks[0].operations):
         if op.name != "ascend.kernel":
             continue
         try:

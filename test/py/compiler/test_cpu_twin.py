@@ -35,7 +35,8 @@ def kernel_ir(name: str, args: list[str], results: list[str], body: str, core: s
             " : () -> ()\n}\n")
 
 
-def build_and_run(tmp_path: Path, text: str, inputs: list[np.ndarray]) -> tuple[list[np.ndarray], dict]:
+def build_and_run(tmp_path: Path, text: str, inputs: list[np.ndarray],
+                  scalars: list[str] | None = None) -> tuple[list[np.ndarray], dict]:
     with ir.Context(), ir.Location.unknown():
         load_ascend()
         module = ir.Module.parse(text)
@@ -45,7 +46,7 @@ def build_and_run(tmp_path: Path, text: str, inputs: list[np.ndarray]) -> tuple[
         sig = ascendc.signature(kernel)
         source = ascendc.emit_module(module.operation)
         outs = [(ascendc.ctype(v.type), list(ir.RankedTensorType(v.type).shape)) for _, v in sig.outputs]
-        init = ascendc.tiling_values(sig)
+        init = ascendc.tiling_values(sig, scalars)
     n_in = len(inputs)
     gm = [f"(GM_ADDR)in{i}.data()" for i in range(n_in)] + [f"(GM_ADDR)out{i}.data()" for i in range(len(outs))]
     reads = "\n".join(f"  auto in{i} = Load(argv[{i + 1}]);" for i in range(n_in))
@@ -102,6 +103,16 @@ def test_elementwise_chain_f32_with_unaligned_tail(tmp_path):
     want = 1 / (1 + np.exp(-(0.5 - np.exp(a + b) * 0.5)))
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
     assert tiling["block_dim"] > 1 and tiling["last_block_elems"] % 8 != 0  # the DataCopyPad tail ran
+
+
+def test_scalar_kernel_argument_travels_in_tiling(tmp_path):
+    t = "tensor<256xf32>"
+    body = f"""    %0 = "ascend.binary"(%arg1, %arg0) {{kind = "div"}} : (f32, {t}) -> {t}
+    %1 = "ascend.binary"(%0, %arg1) {{kind = "sub"}} : ({t}, f32) -> {t}
+    "ascend.yield"(%1) : ({t}) -> ()"""
+    x = np.random.default_rng(9).uniform(0.5, 2.0, 256).astype(np.float32)
+    (out,), _ = build_and_run(tmp_path, kernel_ir("sdiv", [t, "f32"], [t], body), [x], scalars=["3.0f"])
+    np.testing.assert_allclose(out, 3.0 / x - 3.0, rtol=1e-5, atol=1e-6)
 
 
 def test_elementwise_f16_to_f32_cast_relu(tmp_path):
@@ -213,3 +224,72 @@ int main() {
     subprocess.run(["g++", "-std=c++17", f"-I{TWIN}", str(tmp_path / "bad.cpp"), "-o", str(tmp_path / "bad")], check=True)
     proc = subprocess.run([str(tmp_path / "bad")], capture_output=True, text=True)
     assert proc.returncode != 0 and "not a multiple of 32" in proc.stderr
+
+
+def _runtime_library() -> Path | None:
+    root = Path(npu_mlir.__file__).resolve().parents[2] / "build"
+    libs = sorted(root.glob("**/libnpurt.a"), key=lambda p: p.stat().st_mtime)
+    return libs[-1] if libs else None
+
+
+def test_acl_host_code_runs_kernel_on_simulated_runtime(tmp_path):
+    # The --emit-acl output, compiled with the kernel source and linked against the runtime:
+    # aclrtMalloc / MemcpyAsync / LaunchKernel / RecordEvent / SynchronizeStream for real.
+    lib = _runtime_library()
+    if lib is None:
+        pytest.skip("runtime library not built yet (make build or make test-runtime)")
+    from npu_mlir.targets.ascend import acl
+
+    t = "tensor<4096x3xf32>"
+    text = kernel_ir("scaled", [t, t], [t], f"""    %c = arith.constant 1.5 : f32
+    %0 = "ascend.binary"(%arg0, %arg1) {{kind = "max"}} : ({t}, {t}) -> {t}
+    %1 = "ascend.binary"(%0, %c) {{kind = "mul"}} : ({t}, f32) -> {t}
+    "ascend.yield"(%1) : ({t}) -> ()""").replace("\n}\n", f"""
+  func.func @forward(%a: {t}, %b: {t}) -> {t} {{
+    %0 = "ascend.launch"(%a, %b) {{callee = @scaled}} : ({t}, {t}) -> {t}
+    %1 = "ascend.launch"(%0, %b) {{callee = @scaled}} : ({t}, {t}) -> {t}
+    return %1 : {t}
+  }}
+}}
+""")
+    with ir.Context(), ir.Location.unknown():
+        load_ascend()
+        module = ir.Module.parse(text)
+        assert tile.run(module.operation) is not False
+        (tmp_path / "kernel.cpp").write_text(ascendc.emit_module(module.operation))
+        (tmp_path / "host.cpp").write_text(acl.emit_module(module.operation))
+    (tmp_path / "main.cpp").write_text("""#include <cstdio>
+#include <fstream>
+#include <vector>
+#include "npurt/acl_rt.h"
+extern "C" aclError forward_run(const void* const*, void* const*, int32_t, aclrtStream, float*);
+int main(int, char** argv) {
+  const size_t n = 4096 * 3;
+  std::vector<float> a(n), b(n), out(n);
+  std::ifstream(argv[1], std::ios::binary).read(reinterpret_cast<char*>(a.data()), n * 4);
+  std::ifstream(argv[2], std::ios::binary).read(reinterpret_cast<char*>(b.data()), n * 4);
+  float ms = -1.0f;
+  aclrtStream stream = nullptr;
+  if (aclrtGetStreamByIndex(0, 0, &stream) != ACL_SUCCESS) return 2;
+  const void* ins[] = {a.data(), b.data()};
+  void* outs[] = {out.data()};
+  aclError err = forward_run(ins, outs, 0, stream, &ms);
+  if (err != ACL_SUCCESS) { std::fprintf(stderr, "forward_run: %d %s\\n", err, aclGetRecentErrMsg()); return 1; }
+  std::ofstream(argv[3], std::ios::binary).write(reinterpret_cast<const char*>(out.data()), n * 4);
+  return ms >= 0.0f ? 0 : 3;
+}
+""")
+    runtime_include = Path(npu_mlir.__file__).resolve().parents[2] / "runtime" / "include"
+    exe = tmp_path / "forward"
+    subprocess.run(["g++", "-std=c++17", "-O1", "-pthread", "-DASCENDC_CPU_DEBUG", f"-I{TWIN}", f"-I{runtime_include}",
+                    *(str(tmp_path / f) for f in ("kernel.cpp", "host.cpp", "main.cpp")), str(lib), "-ldl",
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((2, 4096, 3), dtype=np.float32)
+    a.tofile(tmp_path / "a.bin")
+    b.tofile(tmp_path / "b.bin")
+    proc = subprocess.run([str(exe), str(tmp_path / "a.bin"), str(tmp_path / "b.bin"), str(tmp_path / "o.bin")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = np.fromfile(tmp_path / "o.bin", dtype=np.float32).reshape(4096, 3)
+    np.testing.assert_allclose(out, np.maximum(np.maximum(a, b) * 1.5, b) * 1.5, rtol=1e-6)

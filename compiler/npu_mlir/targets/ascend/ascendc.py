@@ -72,7 +72,12 @@ _CTYPES = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i32": "int32_t"
 
 
 class CodegenError(ValueError):
-    """The kernel uses something the AscendC emitter cannot express; the message says what."""
+    """The kernel uses something an emitter cannot express; the message says what.
+
+    `location` is the offending op's location once the module-level emitter knows it.
+    """
+
+    location: ir.Location | None = None
 
 
 def ctype(t: ir.Type) -> str:
@@ -162,7 +167,11 @@ def emit_kernel(kernel: ir.Operation) -> str:
 def emit_module(module: ir.Operation) -> str:
     """AscendC source for every ascend.kernel in `module` (raises CodegenError, located)."""
     parts = [HEADER]
-    kernels = [op for op in module.regions[0].blocks[0].operations if op.name == "ascend.kernel"]
+    kernels = [o.operation for o in module.regions[0].blocks[0].operations if o.operation.name == "ascend.kernel"]
     for kernel in kernels:
-        parts.append(emit_kernel(kernel))
+        try:
+            parts.append(emit_kernel(kernel))
+        except CodegenError as exc:
+            exc.location = kernel.location
+            raise
     return "\n".join(parts)

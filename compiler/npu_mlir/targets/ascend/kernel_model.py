@@ -56,7 +56,7 @@ class KernelModel:
 
 def body_ops(kernel: ir.Operation) -> list[ir.Operation]:
     """The kernel body's ops without the terminator."""
-    return [op for op in kernel.regions[0].blocks[0].operations][:-1]
+    return [op.operation for op in kernel.regions[0].blocks[0].operations][:-1]
 
 
 def elem_bytes(t: ir.Type) -> int:
