@@ -1,1 +1,22 @@
-"""torch_npu: PyTorch on (simulated) Ascend NPUs."""
+"""torch_npu: PyTorch on (simulated) Ascend NPUs.
+
+``import torch_npu`` registers the ``npu`` device with PyTorch: tensors and modules
+gain ``.npu()`` and ``.is_npu``, ``torch.device("npu:1")`` and ``device="npu"``
+work, and ``torch.npu`` is this package's :mod:`torch_npu.npu`.
+"""
+
+import torch
+
+# Loading the extension registers the allocator, device guard, hooks and kernels
+# for PrivateUse1; everything below only names them.
+from torch_npu import _C  # noqa: F401
+
+torch.utils.rename_privateuse1_backend("npu")
+
+from torch_npu import npu  # noqa: E402
+
+# Mandatory: torch's lazy device init imports torch.npu and calls its _lazy_init.
+torch._register_device_module("npu", npu)
+torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+
+__all__ = ["npu"]

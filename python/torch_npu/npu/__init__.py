@@ -1,0 +1,84 @@
+"""torch.npu: the NPU counterpart of torch.cuda, with the same names and semantics.
+
+Queries such as :func:`is_available`, :func:`device_count` and the memory
+statistics never initialise the device; anything that needs one does so lazily.
+"""
+
+from torch_npu.npu import amp
+from torch_npu.npu.amp import get_amp_supported_dtype, is_bf16_supported
+from torch_npu.npu.device import (
+    current_device,
+    device,
+    device_count,
+    device_of,
+    get_device_capability,
+    get_device_name,
+    get_device_properties,
+    is_available,
+    set_device,
+    synchronize,
+)
+from torch_npu.npu.initialization import _lazy_call, _lazy_init, init, is_initialized  # noqa: F401
+from torch_npu.npu.memory import *  # noqa: F403
+from torch_npu.npu.memory import __all__ as _memory_all
+from torch_npu.npu.random import (
+    default_generators,
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
+from torch_npu.npu.streams import (
+    Event,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    get_sync_debug_mode,
+    set_stream,
+    set_sync_debug_mode,
+    stream,
+)
+
+__all__ = [
+    "Event",
+    "Stream",
+    "StreamContext",
+    "amp",
+    "current_device",
+    "current_stream",
+    "default_generators",
+    "default_stream",
+    "device",
+    "device_count",
+    "device_of",
+    "get_amp_supported_dtype",
+    "get_device_capability",
+    "get_device_name",
+    "get_device_properties",
+    "get_rng_state",
+    "get_rng_state_all",
+    "get_sync_debug_mode",
+    "init",
+    "initial_seed",
+    "is_available",
+    "is_bf16_supported",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+    "set_device",
+    "set_rng_state",
+    "set_rng_state_all",
+    "set_stream",
+    "set_sync_debug_mode",
+    "stream",
+    "synchronize",
+    *_memory_all,
+]
