@@ -30,7 +30,8 @@ PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-element
 BUFFERIZE = ("builtin.module(empty-tensor-to-alloc-tensor, "
              "one-shot-bufferize{bufferize-function-boundaries=1 function-boundary-type-conversion=identity-layout-map}, canonicalize, cse, "
              "buffer-results-to-out-params{hoist-static-allocs=1 modify-public-functions=1}, canonicalize, "
-             "buffer-deallocation-pipeline, canonicalize, cse, fold-memref-alias-ops, canonicalize)")
+             "buffer-deallocation-pipeline, canonicalize, cse, fold-memref-alias-ops, canonicalize, "
+             "loop-invariant-code-motion, cse)")
 TO_LOOPS = "builtin.module(convert-linalg-to-loops, canonicalize, cse, loop-invariant-code-motion)"
 TO_LLVM = ("builtin.module("
            "arith-emulate-unsupported-floats{source-types=bf16,f16 target-type=f32}, "
