@@ -18,7 +18,7 @@ from torch_npu.npu.device import (
     set_device,
     synchronize,
 )
-from torch_npu.npu.initialization import _lazy_call, _lazy_init, init, is_initialized  # noqa: F401
+from torch_npu.npu.initialization import _is_in_bad_fork, _lazy_call, _lazy_init, init, is_initialized  # noqa: F401
 from torch_npu.npu.memory import *  # noqa: F403
 from torch_npu.npu.memory import __all__ as _memory_all
 from torch_npu.npu.random import (

@@ -115,6 +115,14 @@ class Event(torch.Event):
             stream = current_stream()
         super().wait(stream)
 
+    def elapsed_time(self, end_event: torch.Event) -> float:
+        r"""Return the milliseconds between this event and ``end_event``.
+
+        Both events must have been created with ``enable_timing=True`` and must have
+        completed (call :meth:`synchronize` on ``end_event`` first).
+        """
+        return _C._npu_event_elapsed_time(self, end_event)
+
     def __repr__(self) -> str:
         return f"<torch.npu.Event event_id={self.event_id}>"
 

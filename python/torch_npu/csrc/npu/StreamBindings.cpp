@@ -1,6 +1,7 @@
 // Python bindings for streams. A stream crosses into Python as the triple
 // (stream_id, device_index, device_type) that torch.Stream is built from.
 #include <pybind11/stl.h>
+#include <torch/csrc/Event.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <chrono>
@@ -38,6 +39,16 @@ TORCH_NPU_BINDINGS(bindStreams) {
   });
   m.def("_npu_stream_priority", [](int64_t id, int64_t device, int64_t type) {
     return streamPriority(fromTriple(id, device, type));
+  });
+  // torch.Event.elapsed_time insists on the exact torch.Event type; torch.npu.Event
+  // subclasses it, so it times through here.
+  m.def("_npu_event_elapsed_time", [](py::handle start, py::handle end) {
+    TORCH_CHECK(THPEvent_Check(start.ptr()) && THPEvent_Check(end.ptr()),
+                "elapsed_time expects two torch.Event objects\n", ptaErr(ErrCode::TYPE));
+    const c10::Event& first = reinterpret_cast<THPEvent*>(start.ptr())->event;
+    const c10::Event& second = reinterpret_cast<THPEvent*>(end.ptr())->event;
+    py::gil_scoped_release noGil;
+    return first.elapsedTime(second);
   });
   // Test-only: a task that keeps the current stream busy for `ms` milliseconds, to
   // observe that the host does not wait for queued work.
