@@ -41,7 +41,8 @@ from math import ceil
 from torch_mlir import ir
 
 from ..dialects.ascend import load_ascend, module_soc
-from ..targets.ascend.kernel_model import KernelModel, analyze, elem_bytes
+from ..targets.ascend.kernel_model import Buffer, KernelModel, analyze, elem_bytes
+from ..targets.ascend.memory_plan import slots_of
 from ..targets.ascend.soc import Soc
 
 BUFFER_NUM = 2
@@ -68,6 +69,16 @@ def _split(work: int, unit: int, cores: int, min_units: int) -> tuple[int, int]:
 def _tiles(work: int, tile: int) -> tuple[int, int]:
     num = ceil(work / tile)
     return num, work - (num - 1) * tile
+
+
+def _shared_temps(kernel: ir.Operation, model: KernelModel) -> list[Buffer]:
+    """Queued buffers as they are, temporaries merged per liveness slot (as plan-memory places them)."""
+    temps = [b for b in model.buffers if b.role == "tmp"]
+    widest: dict[int, Buffer] = {}
+    for b, slot in zip(temps, slots_of(kernel, model)):
+        if slot not in widest or b.elem_bytes > widest[slot].elem_bytes:
+            widest[slot] = b
+    return [b for b in model.buffers if b.role != "tmp"] + list(widest.values())
 
 
 def plan_elementwise(model: KernelModel, soc: Soc) -> dict[str, int]:
@@ -169,6 +180,8 @@ def _attr(v: int | str) -> ir.Attribute:
 def tiling_of(kernel: ir.Operation, soc: Soc) -> dict[str, int | str]:
     """The tiling record of `kernel` as a Python dict (raises TilingError when it cannot fit)."""
     model = analyze(kernel)
+    if model.kind in ("elementwise", "row"):
+        model.buffers = _shared_temps(kernel, model)
     core_type = ir.StringAttr(kernel.attributes["core_type"]).value
     if model.kind == "elementwise":
         plan = plan_elementwise(model, soc)

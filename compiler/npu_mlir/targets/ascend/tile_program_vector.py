@@ -1,0 +1,145 @@
+"""Tile-level program of a vector kernel (tiling kinds elementwise and row).
+
+Per block: this block's share of the work starts at block_idx * block_elems (block_rows), the
+last block takes the remainder; an scf.for walks it in tiles with a tail tile of the leftover
+size. Each iteration copies the inputs' tiles to UB (MTE2), runs the vector ops on UB views
+(V), copies the outputs back (MTE3), with set_flag/wait_flag between the pipes.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from torch_mlir import ir
+
+from .kernel_model import Buffer, KernelModel, body_ops
+from .memory_plan import slots_of
+from .tile_program import Program, Size, View, contiguous_strides, vtype
+
+_VECTOR = {"ascend.unary": "vunary", "ascend.binary": "vbinary", "ascend.ternary": "vternary",
+           "ascend.cast": "vcast", "ascend.compare": "vcompare", "ascend.select": "vselect",
+           "ascend.reduce": "vreduce", "ascend.broadcast": "vbroadcast"}
+_KEEP_ATTRS = ("kind", "predicate")
+
+
+def _tensor(v: ir.Value) -> ir.RankedTensorType:
+    return ir.RankedTensorType(v.type)
+
+
+def _shape(b: Buffer, model: KernelModel, kind: str) -> list[int]:
+    if kind == "elementwise":
+        return [model.cols]
+    return {"full": [model.rows, model.cols], "row": [model.rows], "col": [model.cols]}[b.shape_class]
+
+
+def _local_shape(b: Buffer, t: dict[str, int], kind: str) -> list[int]:
+    if kind == "elementwise":
+        return [t["tile_elems"]]
+    return {"full": [t["tile_rows"], t["cols_aligned"]],
+            "row": [ceil(t["tile_rows"] / t["align_elems"]) * t["align_elems"]],
+            "col": [t["cols_aligned"]]}[b.shape_class]
+
+
+def _tile(p: Program, v: View, b: Buffer, t: dict[str, int], kind: str, off: Size, n: Size, local: bool) -> View:
+    """The current tile of buffer `v`: at `off` in global memory, at 0 in UB."""
+    cols = t.get("cols", 0)
+    if kind == "elementwise" or b.shape_class == "row":
+        return p.subview(v, [0 if local else off], [n])
+    if b.shape_class == "col":
+        return p.subview(v, [0], [cols])
+    return p.subview(v, [0, 0] if local else [off, 0], [n, cols])
+
+
+def _scalar(p: Program, v: ir.Value, args: dict[ir.Value, str], consts: dict[ir.Value, str]) -> str:
+    if v in args:
+        return args[v]
+    if v not in consts:
+        value = v.owner.attributes["value"]
+        if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
+            value = value.get_splat_value()
+        consts[v] = p.fresh("cst")
+        p.prologue.append(f"{consts[v]} = arith.constant {value}")
+    return consts[v]
+
+
+def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dict[str, int], align: int
+          ) -> tuple[Program, list[tuple[str, str]]]:
+    kind = t["kind"]
+    p = Program()
+    block = kernel.regions[0].blocks[0]
+    args = {a: f"%arg{i}" for i, a in enumerate(block.arguments)}
+    gm: dict[ir.Value, View] = {}
+    ub: dict[ir.Value, View] = {}
+    results = []
+    temps = [b for b in model.buffers if b.role == "tmp"]
+    slot = dict(zip((b.value for b in temps), slots_of(kernel, model)))
+    counters = {"in": 0, "out": 0}
+    for b in model.buffers:
+        if b.role == "work":
+            continue
+        tt = _tensor(b.value)
+        elt = str(tt.element_type)
+        if b.role == "in":
+            gm[b.value] = p.global_view(args[b.value], str(tt), list(tt.shape), elt, _shape(b, model, kind))
+        elif b.role == "out":
+            buf = View(p.fresh("out"), list(tt.shape), elt, "gm", contiguous_strides(list(tt.shape)))
+            p.emit(f"{buf.name} = memref.alloc() : {buf.type}")
+            results.append((p.value(f"bufferization.to_tensor {buf.name} restrict : {buf.type} to {tt}", "res"), str(tt)))
+            gm[b.value] = p.reshape(buf, _shape(b, model, kind))
+        label = f"{b.role}{counters[b.role]}" if b.role in counters else f"slot{slot[b.value]}"
+        if b.role in counters:
+            counters[b.role] += 1
+        ub[b.value] = p.alloc(_local_shape(b, t, kind), elt, "ub", b.elem_bytes, b.depth, align, plan.get(label))
+    # to_tensor results are read only after the loop writes them; keep them last.
+    res_lines = [ln for ln in p.lines if "bufferization.to_tensor" in ln]
+    p.lines = [ln for ln in p.lines if "bufferization.to_tensor" not in ln]
+
+    unit = "elems" if kind == "elementwise" else "rows"
+    bid = p.value('"ascend.block_idx"() : () -> index', "bid")
+    bnum = p.value('"ascend.block_num"() : () -> index', "bnum")
+    last = p.arith("subi", bnum, 1)
+    is_last = p.value(f"arith.cmpi eq, {bid}, {last} : index", "last")
+    blen = p.value(f"arith.select {is_last}, {p.index(t[f'last_block_{unit}'])}, {p.index(t[f'block_{unit}'])} : index", "blen")
+    start = p.arith("muli", bid, t[f"block_{unit}"], "start")
+    tile_size = t["tile_elems"] if kind == "elementwise" else t["tile_rows"]
+    i = p.fresh("t")
+    p.emit(f"scf.for {i} = {p.index(0)} to {blen} step {p.index(tile_size)} {{")
+    rem = p.arith("subi", blen, i)
+    n = p.arith("minsi", rem, tile_size, "n")
+    off = p.arith("addi", start, i, "off")
+    owner = {b.value: b for b in model.buffers if b.value is not None}
+    local = {v: _tile(p, u, owner[v], t, kind, off, n, True) for v, u in ub.items()}
+    for b in model.buffers:
+        if b.role == "in":
+            src = _tile(p, gm[b.value], b, t, kind, off, n, False)
+            p.op("copy_in", [(src.name, vtype(src)), (local[b.value].name, vtype(local[b.value]))])
+    p.sync("MTE2", "V")
+    consts: dict[ir.Value, str] = {}
+    for op in body_ops(kernel):
+        if op.name == "arith.constant":
+            continue
+        operands = []
+        for v in op.operands:
+            if isinstance(v.type, ir.RankedTensorType):
+                operands.append((local[v].name, vtype(local[v])))
+            else:
+                operands.append((_scalar(p, v, args, consts), str(v.type)))
+        dst = local[op.results[0]]
+        attrs = [f"{a} = {op.attributes[a]}" for a in _KEEP_ATTRS if a in op.attributes]
+        # On the [rows, cols] views a reduction or a row broadcast is along dim 1, a column broadcast dim 0.
+        if op.name == "ascend.reduce":
+            attrs.append("dims = array<i64: 1>")
+        if op.name == "ascend.broadcast":
+            attrs.append(f"dims = array<i64: {1 if owner[op.operands[0]].shape_class == 'row' else 0}>")
+        p.op(_VECTOR[op.name], operands + [(dst.name, vtype(dst))], ", ".join(attrs))
+    p.sync("V", "MTE3")
+    for b in model.buffers:
+        if b.role == "out":
+            dst = _tile(p, gm[b.value], b, t, kind, off, n, False)
+            p.op("copy_out", [(local[b.value].name, vtype(local[b.value])), (dst.name, vtype(dst))])
+    # The next tile's copy-in reuses the buffers this tile's copy-out still reads.
+    p.sync("MTE3", "MTE2")
+    p.emit("}")
+    p.lines += res_lines
+    return p, results
+
