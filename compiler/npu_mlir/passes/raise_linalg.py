@@ -39,6 +39,12 @@ def to_domain(value: ir.Value, amap: ir.AffineMap, domain: list[int], tr: BodyTr
         elif not (isinstance(e, ir.AffineConstantExpr) and e.value == 0 and value.type.shape[i] == 1):
             return None
     elt = value.type.element_type
+    if len(exprs) == len(domain) and all(d == i for i, d in zip(range(len(domain)), _positions(exprs))):
+        # Unit dims read at constant 0, everything else in place: one stretching broadcast.
+        stretch = [i for i, e in enumerate(exprs) if isinstance(e, ir.AffineConstantExpr)]
+        if not stretch:
+            return value
+        return tr._emit(BroadcastOp(value, ir.DenseI64ArrayAttr.get(stretch), ir.RankedTensorType.get(domain, elt)))
     if len(dims) != len(exprs):  # drop the unit dims read at constant 0
         value = _drop_unit_dims(value, [isinstance(e, ir.AffineDimExpr) for e in exprs], tr)
     if dims != sorted(dims):
@@ -50,6 +56,11 @@ def to_domain(value: ir.Value, amap: ir.AffineMap, domain: list[int], tr: BodyTr
         added = [d for d in range(len(domain)) if d not in dims]
         value = tr._emit(BroadcastOp(value, ir.DenseI64ArrayAttr.get(added), ir.RankedTensorType.get(domain, elt)))
     return value
+
+
+def _positions(exprs: list) -> list[int]:
+    """Each result's loop position, constants counted as being in place."""
+    return [e.position if isinstance(e, ir.AffineDimExpr) else i for i, e in enumerate(exprs)]
 
 
 def _drop_unit_dims(value: ir.Value, keep: list[bool], tr: BodyTranslator) -> ir.Value:

@@ -54,6 +54,30 @@ def _is_neutral_fill(init: ir.Value, kind: str) -> bool:
     return value == {"sum": 0, "prod": 1, "max": lowest, "min": highest}[kind]
 
 
+def _through_unit_expand(x: ir.Value, dims: list[int], keepdim: bool,
+                         result_type: ir.RankedTensorType) -> tuple[ir.Value, list[int], bool]:
+    """Reduce the source of a unit-dim-inserting tensor.expand_shape directly when that gives
+    the same result: torch-mlir expands [R, C] to [R, 1, C] to reduce into [R, 1], which is
+    simply a keepdim reduction of [R, C], and keeps the reduction free of reshapes."""
+    expand = x.owner
+    if not isinstance(expand, ir.OpView) or expand.operation.name != "tensor.expand_shape":
+        return x, dims, keepdim
+    src, shape = list(expand.operands[0].type.shape), list(x.type.shape)
+    inserted = [i for i, s in enumerate(shape) if s == 1]
+    kept_dims = [i for i in range(len(shape)) if i not in inserted[: len(shape) - len(src)]]
+    if len(kept_dims) != len(src) or [shape[i] for i in kept_dims] != src:
+        return x, dims, keepdim
+    if any(d not in kept_dims for d in dims):
+        return x, dims, keepdim
+    src_dims = [kept_dims.index(d) for d in dims]
+    for keep in (True, False):
+        want = [1 if i in src_dims else s for i, s in enumerate(src)] if keep else \
+            [s for i, s in enumerate(src) if i not in src_dims]
+        if want == list(result_type.shape):
+            return expand.operands[0], src_dims, keep
+    return x, dims, keepdim
+
+
 def raise_reduction(op: ir.OpView, rewriter: rewrite.PatternRewriter, maps: list[ir.AffineMap],
                     domain: list[int]) -> bool:
     from .raise_linalg import to_domain  # the input materialisation is shared with parallel generics
@@ -85,8 +109,10 @@ def raise_reduction(op: ir.OpView, rewriter: rewrite.PatternRewriter, maps: list
         if not isinstance(x.type, ir.RankedTensorType):
             tr.undo()
             return True
-        dims = ir.DenseI64ArrayAttr.get([i for i, r in enumerate(reduced) if r])
-        result = ReduceOp(x, ir.StringAttr.get(kind), dims, ir.BoolAttr.get(keepdim), result_type).result
+        dims = [i for i, r in enumerate(reduced) if r]
+        x, dims, keepdim = _through_unit_expand(x, dims, keepdim, result_type)
+        result = ReduceOp(x, ir.StringAttr.get(kind), ir.DenseI64ArrayAttr.get(dims), ir.BoolAttr.get(keepdim),
+                          result_type).result
         if not _is_neutral_fill(outputs[0], kind):
             result = BinaryOp(result, outputs[0], ir.StringAttr.get(REDUCE_TO_BINARY[kind]), result_type).result
     rewriter.replace_op(op, [result])

@@ -53,8 +53,8 @@ func.func @reduction_with_prologue(%a: tensor<4x8xf32>) -> tensor<4xf32> {
 #keep = affine_map<(d0, d1) -> (d0, 0)>
 // CHECK-LABEL: func.func @max_keepdim_then_unit_dim_broadcast
 // CHECK: %[[M:.*]] = "ascend.reduce"(%arg0) {dims = array<i64: 1>, keepdim = true, kind = "max"} : (tensor<4x8xf32>) -> tensor<4x1xf32>
-// CHECK: %[[C:.*]] = tensor.collapse_shape %[[M]] {{\[\[}}0, 1]] : tensor<4x1xf32> into tensor<4xf32>
-// CHECK: %[[B:.*]] = "ascend.broadcast"(%[[C]]) {dims = array<i64: 1>} : (tensor<4xf32>) -> tensor<4x8xf32>
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[B:.*]] = "ascend.broadcast"(%[[M]]) {dims = array<i64: 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
 // CHECK: "ascend.binary"(%arg0, %[[B]]) {kind = "sub"}
 func.func @max_keepdim_then_unit_dim_broadcast(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %ninf = arith.constant 0xFF800000 : f32
@@ -208,4 +208,45 @@ func.func @permuted_input_and_scalar_only_ops(%a: tensor<8x4xf32>, %s: f32) -> t
     linalg.yield %r : f32
   } -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#moved = affine_map<(d0, d1) -> (0, d0)>
+// A unit dim that is not in place: collapse it away, then broadcast.
+// CHECK-LABEL: func.func @unit_dim_out_of_place
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1]] : tensor<1x4xf32> into tensor<4xf32>
+// CHECK: %[[B:.*]] = "ascend.broadcast"(%[[C]]) {dims = array<i64: 1>} : (tensor<4xf32>) -> tensor<4x8xf32>
+// CHECK: "ascend.binary"(%arg0, %[[B]]) {kind = "mul"}
+func.func @unit_dim_out_of_place(%a: tensor<4x8xf32>, %b: tensor<1x4xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#map, #moved, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<1x4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.mulf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#red3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+// torch-mlir reduces [R, 1, C] to [R, 1] for softmax: reduce [R, C] with keepdim instead.
+// CHECK-LABEL: func.func @reduction_through_unit_expand
+// CHECK: "ascend.reduce"(%arg0) {dims = array<i64: 1>, keepdim = true, kind = "max"} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+func.func @reduction_through_unit_expand(%a: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<4x1xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %x = tensor.expand_shape %a [[0, 1], [2]] output_shape [4, 1, 8] : tensor<4x8xf32> into tensor<4x1x8xf32>
+  %0 = linalg.generic {indexing_maps = [#map3, #red3], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<4x1x8xf32>) outs(%init : tensor<4x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %in, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
 }

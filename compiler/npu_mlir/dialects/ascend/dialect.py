@@ -114,9 +114,13 @@ class AscendOp(Ascend.Operation):
 
     @classmethod
     def __init_subclass__(cls, **kwargs):
+        own_init = cls.__dict__.get("__init__")  # ext's hook overwrites it
         super().__init_subclass__(**kwargs)
         if kwargs.get("name"):
-            _install_builder(cls)
+            if own_init is not None:
+                cls.__init__ = own_init
+            else:
+                _install_builder(cls)
 
     def check(self) -> str | None:
         return None

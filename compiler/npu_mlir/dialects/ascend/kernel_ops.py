@@ -88,10 +88,40 @@ def find_kernel(op: ir.Operation, name: str) -> ir.OpView | None:
     return None
 
 
+# IRDL binds every value of one variadic group to a single type, so a launch's heterogeneous
+# arguments are stored as up to LAUNCH_TYPE_RUNS groups, one per run of equal types, sized by
+# `operandSegmentSizes` (the builder computes it). Results are one group: outlined kernels
+# return values of a single type.
+LAUNCH_TYPE_RUNS = 24
+
+
 class LaunchOp(AscendOp, name="launch"):
     callee: ir.FlatSymbolRefAttr
-    args: Sequence[Operand[Any]]
     outs: Sequence[Result[Any]]
+    for _i in range(LAUNCH_TYPE_RUNS):
+        __annotations__[f"args{_i}"] = Sequence[Operand[Any]]
+    del _i
+
+    def __init__(self, callee: ir.FlatSymbolRefAttr, args: Sequence[ir.Value],
+                 result_types: Sequence[ir.Type], *, loc: ir.Location | None = None,
+                 ip: ir.InsertionPoint | None = None):
+        runs: list[int] = []
+        for i, v in enumerate(args):
+            if i and v.type == args[i - 1].type:
+                runs[-1] += 1
+            else:
+                runs.append(1)
+        if len(runs) > LAUNCH_TYPE_RUNS:
+            raise ValueError(f"ERR03007 GRAPH a launch takes at most {LAUNCH_TYPE_RUNS} runs of argument types")
+        segments = ir.DenseI32ArrayAttr.get(runs + [0] * (LAUNCH_TYPE_RUNS - len(runs)))
+        ir.OpView.__init__(self, self.OPERATION_NAME, self._ODS_REGIONS, None, None,
+                           attributes={"callee": callee, "operandSegmentSizes": segments},
+                           results=list(result_types), operands=list(args), successors=None,
+                           regions=None, loc=loc, ip=ip)
+
+    @property
+    def args(self) -> list[ir.Value]:
+        return list(self.operation.operands)
 
     def check(self):
         name = ir.FlatSymbolRefAttr(self.attributes["callee"]).value

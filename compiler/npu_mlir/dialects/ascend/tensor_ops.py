@@ -8,7 +8,8 @@ of int/float/index type to the result shape, which is how the scalar variants ar
   cast(x)                            element type conversion, same shape
   compare(lhs, rhs) {predicate}      i1 result; COMPARE_PREDICATES
   select(cond, t, f)                 cond ? t : f, cond an i1 tensor
-  broadcast(x) {dims}                like linalg.broadcast: `dims` are the result dims x lacks
+  broadcast(x) {dims}                `dims` are the result dims x lacks (as linalg.broadcast) or,
+                                     when x has the result's rank, x's size-1 dims to stretch
   reduce(x) {kind, dims, keepdim}    REDUCE_KINDS over `dims`; mean divides by the reduced count
   transpose(x) {permutation}         result dim i is input dim permutation[i]
   format_cast(x)                     same logical shape, new #ascend.format encoding
@@ -145,6 +146,14 @@ class BroadcastOp(AscendOp, name="broadcast", traits=[Pure]):
 
     def check(self):
         src, res, dims = self.x.type.shape, self.result.type.shape, self.attr_ints("dims")
+        if self.x.type.element_type != self.result.type.element_type:
+            return "element types of input and result differ"
+        if len(src) == len(res):
+            if not dims or any(d < 0 or d >= len(res) or src[d] != 1 for d in dims):
+                return f"dims {dims} must be size-1 dims of the input {src} to stretch"
+            if any(src[i] != res[i] for i in range(len(res)) if i not in dims):
+                return f"input shape {src} and result shape {res} differ outside dims {dims}"
+            return None
         if len(src) + len(dims) != len(res):
             return f"input rank {len(src)} plus {len(dims)} added dims must equal result rank {len(res)}"
         if sorted(set(dims)) != sorted(dims) or any(d < 0 or d >= len(res) for d in dims):
@@ -152,8 +161,6 @@ class BroadcastOp(AscendOp, name="broadcast", traits=[Pure]):
         kept = [s for i, s in enumerate(res) if i not in dims]
         if kept != list(src):
             return f"result shape {res} without dims {dims} is {kept}, not the input shape {src}"
-        if self.x.type.element_type != self.result.type.element_type:
-            return "element types of input and result differ"
         return None
 
 

@@ -136,6 +136,14 @@ func.func @broadcast_wrong_shape(%a: tensor<8xf32>) {
 
 // -----
 
+func.func @broadcast_stretch_of_non_unit_dim(%a: tensor<4x2xf32>) {
+  // expected-error@+1 {{dims [1] must be size-1 dims of the input [4, 2] to stretch}}
+  %0 = "ascend.broadcast"(%a) {dims = array<i64: 1>} : (tensor<4x2xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
 func.func @conv_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
   // expected-error@+1 {{input channels 3 and weight [4, 3, 3, 3] do not split into 2 groups}}
   %0 = "ascend.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilations = array<i64: 1, 1>, groups = 2} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
@@ -183,7 +191,7 @@ func.func @kernel_uses_value_from_above(%y: tensor<4xf32>) {
 
 func.func @launch_unknown_kernel(%x: tensor<4xf32>) {
   // expected-error@+1 {{calls @nope, which is not an ascend.kernel in this module}}
-  %0 = "ascend.launch"(%x) {callee = @nope} : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = "ascend.launch"(%x) {callee = @nope, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
 
@@ -196,7 +204,7 @@ func.func @launch_unknown_kernel(%x: tensor<4xf32>) {
 
 func.func @launch_wrong_types(%x: tensor<8xf32>) {
   // expected-error@+1 {{operand types differ from the inputs of @k}}
-  %0 = "ascend.launch"(%x) {callee = @k} : (tensor<8xf32>) -> tensor<4xf32>
+  %0 = "ascend.launch"(%x) {callee = @k, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8xf32>) -> tensor<4xf32>
   return
 }
 

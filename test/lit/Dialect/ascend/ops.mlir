@@ -27,11 +27,13 @@ func.func @elementwise(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %s: f32) -> ten
 // CHECK-LABEL: func.func @shapes
 // CHECK: "ascend.broadcast"(%{{.*}}) {dims = array<i64: 0>} : (tensor<8xf32>) -> tensor<4x8xf32>
 // CHECK: "ascend.reduce"(%{{.*}}) {dims = array<i64: 1>, keepdim = true, kind = "sum"} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+// CHECK: "ascend.broadcast"(%{{.*}}) {dims = array<i64: 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
 // CHECK: "ascend.reduce"(%{{.*}}) {dims = array<i64: 0, 1>, keepdim = false, kind = "mean"} : (tensor<4x8xf32>) -> tensor<f32>
 // CHECK: "ascend.transpose"(%{{.*}}) {permutation = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
 func.func @shapes(%v: tensor<8xf32>) -> (tensor<4x1xf32>, tensor<f32>, tensor<8x4xf32>) {
   %0 = "ascend.broadcast"(%v) {dims = array<i64: 0>} : (tensor<8xf32>) -> tensor<4x8xf32>
   %1 = "ascend.reduce"(%0) {kind = "sum", dims = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %stretched = "ascend.broadcast"(%1) {dims = array<i64: 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
   %2 = "ascend.reduce"(%0) {kind = "mean", dims = array<i64: 0, 1>, keepdim = false} : (tensor<4x8xf32>) -> tensor<f32>
   %3 = "ascend.transpose"(%0) {permutation = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
   return %1, %2, %3 : tensor<4x1xf32>, tensor<f32>, tensor<8x4xf32>
@@ -64,9 +66,9 @@ func.func @cube(%a: tensor<32x64xf16>, %b: tensor<16x64xf16>, %c: tensor<64x16xf
 }) {sym_name = "k0", function_type = (tensor<64xf32>) -> tensor<64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 8, tiling = {ub_tile = 8}} : () -> ()
 
 // CHECK-LABEL: func.func @host
-// CHECK: "ascend.launch"(%{{.*}}) {callee = @k0} : (tensor<64xf32>) -> tensor<64xf32>
+// CHECK: "ascend.launch"(%{{.*}}) {callee = @k0, operandSegmentSizes = array<i32: 1, 0, {{.*}}>} : (tensor<64xf32>) -> tensor<64xf32>
 func.func @host(%x: tensor<64xf32>) -> tensor<64xf32> {
-  %0 = "ascend.launch"(%x) {callee = @k0} : (tensor<64xf32>) -> tensor<64xf32>
+  %0 = "ascend.launch"(%x) {callee = @k0, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64xf32>) -> tensor<64xf32>
   return %0 : tensor<64xf32>
 }
 

@@ -1,0 +1,137 @@
+"""ascend-fuse: group ascend tensor ops into kernels and outline each group as `ascend.kernel`.
+
+Groups, built greedily in program order (an op joins the group of one of its producers when
+the shapes fit, or starts its own):
+  elementwise      elementwise ops and broadcasts over one domain
+  reduction        reductions with their producers and consumers, all reducing the same dims
+                   of the same domain (softmax and layer norm become one kernel: one row per
+                   tile)
+  matmul_epilogue  a matmul / batch_matmul with the elementwise ops that consume its result
+  conv             a conv2d with its elementwise epilogue
+  single           an op that fuses with nothing (format_cast, transpose); reshapes stay on the
+                   host as views
+An op may join a group only if none of its operands depends on that group through an op
+outside it, so outlining can never create a cycle. Fusion is what saves the GM round trips
+between ops: one kernel reads its inputs once and writes its results once.
+The outlined body holds tensor-level ops only (scalar constants are cloned in, other scalars
+and tensors become kernel arguments), so each kernel compiles on its own.
+"""
+
+from dataclasses import dataclass, field
+
+from torch_mlir import ir
+
+from ..dialects.ascend import load_ascend
+from .fuse_outline import outline
+
+ELEMENTWISE = {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast", "ascend.compare",
+               "ascend.select", "ascend.broadcast"}
+# Kernels of their own: a transpose is a data movement the vector tiling does not model.
+# Reshapes are not outlined at all: they are views, and stay in the host function.
+ALONE = {"ascend.format_cast", "ascend.transpose"}
+CUBE = {"ascend.matmul": "matmul_epilogue", "ascend.batch_matmul": "matmul_epilogue",
+        "ascend.conv2d": "conv"}
+
+
+@dataclass
+class Group:
+    kind: str
+    domain: list[int]
+    ops: list[ir.OpView] = field(default_factory=list)
+    reduce_dims: list[int] | None = None
+    has_vector: bool = False
+
+    def shapes(self) -> list[list[int]]:
+        """Result shapes an op may have to belong here."""
+        if self.reduce_dims is None:
+            return [self.domain]
+        kept = [s for i, s in enumerate(self.domain) if i not in self.reduce_dims]
+        ones = [1 if i in self.reduce_dims else s for i, s in enumerate(self.domain)]
+        return [self.domain, kept, ones]
+
+
+def _shape(v: ir.Value) -> list[int] | None:
+    return list(v.type.shape) if isinstance(v.type, ir.RankedTensorType) else None
+
+
+def _try_join(group: Group, op: ir.OpView, max_ops: int) -> bool:
+    name = op.operation.name
+    if len(group.ops) >= max_ops or name in CUBE or name in ALONE or group.kind == "single":
+        return False
+    if name == "ascend.reduce":
+        src, dims = _shape(op.operands[0]), op.attr_ints("dims")
+        if group.kind in ("matmul_epilogue", "conv") or src != group.domain:
+            return False
+        if group.reduce_dims not in (None, dims):
+            return False
+        group.kind, group.reduce_dims = "reduction", dims
+    elif _shape(op.results[0]) not in group.shapes():
+        return False
+    group.ops.append(op)
+    group.has_vector = True
+    return True
+
+
+def _new_group(op: ir.OpView) -> Group | None:
+    name = op.operation.name
+    if name in CUBE:
+        return Group(CUBE[name], _shape(op.results[0]), [op])
+    if name == "ascend.reduce":
+        return Group("reduction", _shape(op.operands[0]), [op], op.attr_ints("dims"), True)
+    if name in ELEMENTWISE and _shape(op.results[0]) is not None:
+        return Group("elementwise", _shape(op.results[0]), [op], None, True)
+    if name in ALONE:
+        return Group("single", _shape(op.results[0]), [op], None, True)
+    return None
+
+
+def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
+    groups: list[Group] = []
+    group_of: dict[ir.Operation, Group] = {}
+    # reach[v]: ids of the groups value v depends on, directly or through any op.
+    reach: dict[ir.Value, set[int]] = {}
+
+    def producer_group(v: ir.Value) -> Group | None:
+        owner = v.owner
+        return group_of.get(owner.operation) if isinstance(owner, ir.OpView) else None
+
+    for op in block.operations:
+        operands = list(op.operands)
+        joined = None
+        if op.operation.name in ELEMENTWISE or op.operation.name == "ascend.reduce":
+            for v in reversed(operands):
+                g = producer_group(v)
+                if g is None or (g.kind in CUBE.values() and not epilogue):
+                    continue
+                # An operand from outside g that depends on g would make kernel g wait on itself.
+                if any(producer_group(o) is not g and id(g) in reach.get(o, ()) for o in operands):
+                    continue
+                if _try_join(g, op, max_ops):
+                    joined = g
+                    break
+        if joined is None:
+            joined = _new_group(op)
+            if joined is not None:
+                groups.append(joined)
+        depends = set().union(*(reach.get(o, set()) for o in operands)) if operands else set()
+        if joined is not None:
+            group_of[op.operation] = joined
+            depends = depends | {id(joined)}
+        for r in op.results:
+            reach[r] = depends
+    return groups
+
+
+def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bool:
+    load_ascend(module.context)
+    if max_ops < 1:
+        module.location.emit_error("ascend-fuse: max-ops must be at least 1")
+        return False
+    names: set[str] = set()
+    for func in list(module.regions[0].blocks[0].operations):
+        if func.operation.name != "func.func" or not func.regions[0].blocks:
+            continue
+        fname = ir.StringAttr(func.attributes["sym_name"]).value
+        for group in group_block(func.regions[0].blocks[0], max_ops, epilogue):
+            outline(group, func, fname, names)
+    return True

@@ -1,0 +1,104 @@
+"""Outlining for ascend-fuse: one group of ops -> an `ascend.kernel` plus an `ascend.launch`.
+
+The launch takes the place of the group's last op. Ops outside the group that sit between its
+ops and consume its results move after the launch (the grouping guarantees none of them feeds
+the group). Scalar constants are cloned into the kernel so its body folds and stays
+self-contained; every other value from outside becomes a kernel argument.
+"""
+
+from torch_mlir import ir
+
+from ..dialects.ascend import KernelOp, LaunchOp, YieldOp
+
+
+def _constant_chain(v: ir.Value) -> list[ir.Operation] | None:
+    """The scalar arith ops computing `v` from constants only (defs first), or None."""
+    owner = v.owner
+    if not isinstance(owner, ir.OpView) or isinstance(v.type, ir.ShapedType):
+        return None
+    if not owner.operation.name.startswith("arith.") or len(owner.results) != 1:
+        return None
+    chain: list[ir.Operation] = []
+    for operand in owner.operands:
+        sub = _constant_chain(operand)
+        if sub is None:
+            return None
+        chain += [o for o in sub if o not in chain]
+    return chain + [owner.operation]
+
+
+def _core_type(group) -> str:
+    if group.kind in ("matmul_epilogue", "conv"):
+        return "mix" if len(group.ops) > 1 else "aic"
+    return "aiv"
+
+
+def outline(group, func: ir.OpView, fname: str, names: set[str]) -> None:
+    members = {op.operation for op in group.ops}
+    inputs: list[ir.Value] = []
+    constants: list[ir.Operation] = []  # scalar ops folded from constants, cloned in
+    for op in group.ops:
+        for v in op.operands:
+            owner = v.owner
+            if isinstance(owner, ir.OpView) and owner.operation in members:
+                continue
+            chain = _constant_chain(v)
+            if chain is not None:
+                constants += [c for c in chain if c not in constants]
+            elif v not in inputs:
+                inputs.append(v)
+    outputs = [r for op in group.ops for r in op.results
+               if any(u.owner not in members for u in r.uses)]
+
+    name = f"{fname}_{group.kind}_{len(names)}"
+    names.add(name)
+    ftype = ir.FunctionType.get([v.type for v in inputs], [v.type for v in outputs])
+    with ir.InsertionPoint(func), group.ops[0].location:
+        kernel = KernelOp(ir.StringAttr.get(name), ir.TypeAttr.get(ftype), ir.StringAttr.get(_core_type(group)),
+                          ir.StringAttr.get(group.kind))
+    block = kernel.body.blocks.append(*[v.type for v in inputs])
+    mapping = dict(zip(inputs, block.arguments))
+    with ir.InsertionPoint(block):
+        for c in constants:
+            clone = c.clone()
+            for i, v in enumerate(c.operands):
+                clone.operands[i] = mapping[v]
+            mapping[c.results[0]] = clone.results[0]
+        for op in group.ops:
+            clone = op.operation.clone()
+            for i, v in enumerate(op.operands):
+                clone.operands[i] = mapping[v]
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+        YieldOp([mapping[v] for v in outputs], loc=group.ops[-1].location)
+
+    last = group.ops[-1]
+    with ir.InsertionPoint(last), last.location:
+        launch = LaunchOp(ir.FlatSymbolRefAttr.get(name), inputs, [v.type for v in outputs])
+    launch.operation.move_after(last.operation)
+    _move_late_users(group, members, launch)
+    for old, new in zip(outputs, launch.results):
+        old.replace_all_uses_with(new)
+    for op in reversed(group.ops):
+        op.operation.erase()
+
+
+def _move_late_users(group, members: set, launch: ir.OpView) -> None:
+    """Move outside ops between the group's first op and the launch that use its results."""
+    tainted = {r for op in group.ops for r in op.results}
+    anchor = launch.operation
+    between = []
+    cur = group.ops[0].operation
+    block_ops = list(cur.block.operations)
+    start = next(i for i, o in enumerate(block_ops) if o.operation == cur)
+    for o in block_ops[start + 1:]:
+        if o.operation == launch.operation:
+            break
+        between.append(o)
+    for o in between:
+        if o.operation in members:
+            continue
+        if any(v in tainted for v in o.operands):
+            o.operation.move_after(anchor)
+            anchor = o.operation
+            tainted.update(o.results)
