@@ -27,6 +27,9 @@ TILE_ID_ATTR = "npu.tile_id"
 VECTOR_ELEMENTS = 64
 # Register tile of a contraction (M, N): 8 accumulator rows of 16 lanes, as PLATFORM-NOTES measured.
 CONTRACTION_TILE = (8, 16)
+# Cache tile of a contraction (N, K): a 128x256 f32 panel of B (128 KiB) stays in L2 while every
+# register tile of the block's rows streams through it; untiled, each row tile re-reads all of B.
+CONTRACTION_PANEL = (128, 256)
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,23 @@ def ub_tile_sizes(nest: LoopNest) -> list[int]:
     return [0 if s == r else s for s, r in zip(sizes, nest.ranges)]
 
 
+def panel_tile_sizes(nest: LoopNest) -> list[int]:
+    """Cache-level tiles of a contraction's (N, K) loops; all zero for other ops or small ones."""
+    sizes = [0] * len(nest.ranges)
+    if nest.is_contraction:
+        for dim, limit in zip((len(sizes) - 2, len(sizes) - 1), CONTRACTION_PANEL):
+            size = largest_divisor(nest.ranges[dim], limit)
+            sizes[dim] = 0 if size == nest.ranges[dim] else size
+    return sizes
+
+
+def _tile_command(result: str, handle: str, sizes: list[int]) -> str:
+    count = sum(1 for s in sizes if s)
+    loops = ", ".join(["!transform.any_op"] * count)
+    return (f"{result}, {result}_loops:{count} = transform.structured.tile_using_for {handle} tile_sizes {sizes} "
+            f": (!transform.any_op) -> (!transform.any_op, {loops})")
+
+
 def tile_and_vectorize(module: ir.Module, func: ir.Operation) -> None:
     commands = []
     for n, op in enumerate(_structured_ops(func)):
@@ -199,12 +219,15 @@ def tile_and_vectorize(module: ir.Module, func: ir.Operation) -> None:
         if not any(sizes):
             continue
         op.attributes[TILE_ID_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
-        loops = ", ".join(["!transform.any_op"] * sum(1 for s in sizes if s))
         commands.append(
             f"%t{n} = transform.structured.match attributes{{{TILE_ID_ATTR} = {n} : i64}} in %root "
-            ": (!transform.any_op) -> !transform.any_op\n"
-            f"%tt{n}, %tl{n}:{sum(1 for s in sizes if s)} = transform.structured.tile_using_for %t{n} tile_sizes {sizes} "
-            f": (!transform.any_op) -> (!transform.any_op, {loops})")
+            ": (!transform.any_op) -> !transform.any_op")
+        handle = f"%t{n}"
+        panel = panel_tile_sizes(nest)
+        if any(panel):
+            commands.append(_tile_command(f"%p{n}", handle, panel))
+            handle = f"%p{n}"
+        commands.append(_tile_command(f"%tt{n}", handle, sizes))
     commands.append(
         "%f = transform.structured.match ops{[\"func.func\"]} in %root : (!transform.any_op) -> !transform.any_op\n"
         "%v = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op")
