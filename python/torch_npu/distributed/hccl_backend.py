@@ -31,9 +31,9 @@ def rank_device() -> int:
     """Return the npu index this rank communicates on: LOCAL_RANK, else the current device."""
     local_rank = os.environ.get("LOCAL_RANK")
     if local_rank is None:
-        return torch.npu.current_device()
+        return torch.accelerator.current_device_index()
     device = int(local_rank)
-    count = torch.npu.device_count()
+    count = torch.accelerator.device_count()
     if not 0 <= device < count:
         raise RuntimeError(
             f"LOCAL_RANK={device} but only {count} npu devices are visible: start at most {count} processes "
@@ -51,7 +51,7 @@ def build_transport(group: GroupTransport) -> dist.ProcessGroupGloo:
 def create_hccl_backend(opts, backend_options) -> ProcessGroupHCCL:
     """Build the backend c10d asks for in init_process_group / new_group (extended API)."""
     device = rank_device()
-    torch.npu.set_device(device)
+    torch.accelerator.set_device_index(device)
     group = GroupTransport(opts.store, opts.group_rank, opts.group_size, opts.timeout)
     transports[opts.group_id] = group
     return ProcessGroupHCCL(build_transport(group), group.rank, group.size, device, group.timeout)

@@ -1,5 +1,6 @@
 """Per-rank bodies of the collective tests: each check runs one collective on npu
 tensors and compares with the value computed on CPU from every rank's input."""
+import time
 import traceback
 from datetime import timedelta
 
@@ -7,6 +8,7 @@ import torch
 import torch.distributed as dist
 from torch.testing import assert_close
 
+import torch_npu
 import torch_npu.distributed as npu_dist
 
 DTYPES = [torch.float32, torch.bfloat16, torch.int32, torch.float64]
@@ -193,12 +195,26 @@ def check_async_work_and_future(rank, world):
 
 
 def check_ordered_after_queued_copy(rank, world):
-    # The host-to-device copy is queued on the current stream; the collective must see its data.
+    # The stream is kept busy, so the queued host-to-device copy lands well after the
+    # collective is called: the collective must wait for it, not read stale memory.
     src = rank_input(rank, (1 << 20,), torch.float32).pin_memory()
-    t = torch.empty(1 << 20, device="npu")
+    t = npu(torch.zeros(1 << 20))
+    torch_npu._C._npu_sleep_on_stream(200)
     t.copy_(src, non_blocking=True)
+    start = time.monotonic()
     dist.all_reduce(t)
+    assert time.monotonic() - start > 0.15, "the collective did not wait for the busy stream"
     assert_close(t.cpu(), REDUCTIONS[dist.ReduceOp.SUM](every(world, (1 << 20,), torch.float32)))
+
+
+def check_wait_on_async_work_orders_later_stream_work(rank, world):
+    t = npu(rank_input(rank, (4096,), torch.float32))
+    work = dist.all_reduce(t, async_op=True)
+    work.wait()
+    # Queued after wait(): must read the reduced values.
+    out = torch.empty(4096, device=t.device)
+    out.copy_(t)
+    assert_close(out.cpu(), REDUCTIONS[dist.ReduceOp.SUM](every(world, (4096,), torch.float32)))
 
 
 def check_non_contiguous(rank, world):
@@ -241,12 +257,14 @@ def check_wrong_device_rejected(rank, world):
 
 
 def check_cpu_tensor_rejected(rank, world):
+    # c10d routes CPU tensors to a CPU backend; calling the npu backend directly reaches our check.
+    backend = dist.group.WORLD._get_backend(torch.device("npu"))
     try:
-        dist.all_reduce(torch.ones(4))
+        backend.allreduce([torch.ones(4)], dist.AllreduceOptions())
     except Exception as e:  # noqa: BLE001
-        assert "ERR02" in str(e), str(e)
+        assert "ERR02001" in str(e) and "cpu:gloo,npu:hccl" in str(e), str(e)
     else:
-        raise AssertionError("a CPU tensor was accepted by a group without a CPU backend")
+        raise AssertionError("the hccl backend accepted a CPU tensor")
 
 
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}

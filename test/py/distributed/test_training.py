@@ -2,6 +2,7 @@
 import copy
 from datetime import timedelta
 
+import numpy as np
 import torch
 import torch.distributed as dist
 from torch.testing import assert_close
@@ -35,18 +36,18 @@ def local_batch(rank: int, world: int) -> tuple[torch.Tensor, torch.Tensor]:
     return x[rows].npu(), y[rows].npu()
 
 
-def ddp_rank(rank: int, world: int) -> list[torch.Tensor]:
+def ddp_rank(rank: int, world: int) -> list[np.ndarray]:
     from torch.nn.parallel import DistributedDataParallel
 
     dist.init_process_group("hccl", timeout=timedelta(seconds=60))
     model = DistributedDataParallel(make_model().npu())
     train(model, *local_batch(rank, world))
-    params = [p.detach().cpu() for p in model.module.parameters()]
+    params = [p.detach().cpu().numpy() for p in model.module.parameters()]
     dist.destroy_process_group()
     return params
 
 
-def fsdp_rank(rank: int, world: int) -> list[torch.Tensor]:
+def fsdp_rank(rank: int, world: int) -> list[np.ndarray]:
     from torch.distributed.fsdp import fully_shard
 
     dist.init_process_group("hccl", timeout=timedelta(seconds=60))
@@ -56,7 +57,7 @@ def fsdp_rank(rank: int, world: int) -> list[torch.Tensor]:
             fully_shard(layer)
     fully_shard(model)
     train(model, *local_batch(rank, world))
-    params = [p.full_tensor().detach().cpu() for p in model.parameters()]
+    params = [p.full_tensor().detach().cpu().numpy() for p in model.parameters()]
     dist.destroy_process_group()
     return params
 
@@ -71,7 +72,7 @@ def test_ddp_matches_single_process_on_concatenated_batch() -> None:
     want = reference(2)
     for params in run_ranks(ddp_rank, 2):
         for got, w in zip(params, want):
-            assert_close(got, w, rtol=1e-5, atol=1e-5)
+            assert_close(torch.from_numpy(got), w, rtol=1e-5, atol=1e-5)
 
 
 def test_fsdp2_fully_shard_trains_like_single_process() -> None:
@@ -79,5 +80,5 @@ def test_fsdp2_fully_shard_trains_like_single_process() -> None:
     start = [p.detach() for p in make_model().parameters()]
     for params in run_ranks(fsdp_rank, 2):
         for got, w, s in zip(params, want, start):
-            assert_close(got, w, rtol=1e-5, atol=1e-5)
-            assert not torch.equal(got, s)
+            assert_close(torch.from_numpy(got), w, rtol=1e-5, atol=1e-5)
+            assert not torch.equal(torch.from_numpy(got), s)
