@@ -17,6 +17,7 @@ from torch_mlir import ir
 
 import npu_mlir
 from npu_mlir.dialects.ascend import load_ascend
+from npu_mlir.dialects.ascend.kernel_ops import LAUNCH_TYPE_RUNS
 from npu_mlir.passes import plan_memory, tile
 from npu_mlir.targets.ascend import ascendc
 
@@ -241,13 +242,15 @@ def test_acl_host_code_runs_kernel_on_simulated_runtime(tmp_path):
     from npu_mlir.targets.ascend import acl
 
     t = "tensor<4096x3xf32>"
+    # Launch arguments are stored as runs of equal types (kernel_ops.LAUNCH_TYPE_RUNS groups).
+    segments = "array<i32: 2" + ", 0" * (LAUNCH_TYPE_RUNS - 1) + ">"
     text = kernel_ir("scaled", [t, t], [t], f"""    %c = arith.constant 1.5 : f32
     %0 = "ascend.binary"(%arg0, %arg1) {{kind = "max"}} : ({t}, {t}) -> {t}
     %1 = "ascend.binary"(%0, %c) {{kind = "mul"}} : ({t}, f32) -> {t}
     "ascend.yield"(%1) : ({t}) -> ()""").replace("\n}\n", f"""
   func.func @forward(%a: {t}, %b: {t}) -> {t} {{
-    %0 = "ascend.launch"(%a, %b) {{callee = @scaled}} : ({t}, {t}) -> {t}
-    %1 = "ascend.launch"(%0, %b) {{callee = @scaled}} : ({t}, {t}) -> {t}
+    %0 = "ascend.launch"(%a, %b) {{callee = @scaled, operandSegmentSizes = {segments}}} : ({t}, {t}) -> {t}
+    %1 = "ascend.launch"(%0, %b) {{callee = @scaled, operandSegmentSizes = {segments}}} : ({t}, {t}) -> {t}
     return %1 : {t}
   }}
 }}

@@ -1,0 +1,26 @@
+// Kernels npu-translate must reject with a located error (used by emit-ascendc.mlir and emit-acl.mlir).
+
+// Not tiled: the emitters need the tiling record.
+"ascend.kernel"() ({
+^bb0(%a: tensor<16xf32>):
+  %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<16xf32>) -> tensor<16xf32>
+  "ascend.yield"(%0) : (tensor<16xf32>) -> ()
+}) {sym_name = "untiled", function_type = (tensor<16xf32>) -> tensor<16xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// Opaque: ascend-tile found no vector tiling for it.
+"ascend.kernel"() ({
+^bb0(%a: tensor<8x4xf32>):
+  %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  "ascend.yield"(%0) : (tensor<4x8xf32>) -> ()
+}) {sym_name = "tr", function_type = (tensor<8x4xf32>) -> tensor<4x8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {kind = "opaque", block_dim = 1 : i64, buffer_num = 2 : i64, reason = "ascend.transpose has no vector tiling"}} : () -> ()
+
+// -----
+
+// erf has no AscendC vector instruction (the sim target still runs it).
+"ascend.kernel"() ({
+^bb0(%a: tensor<64xf32>):
+  %0 = "ascend.unary"(%a) {kind = "erf"} : (tensor<64xf32>) -> tensor<64xf32>
+  "ascend.yield"(%0) : (tensor<64xf32>) -> ()
+}) {sym_name = "erf", function_type = (tensor<64xf32>) -> tensor<64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {kind = "elementwise", block_dim = 1 : i64, buffer_num = 2 : i64, total = 64 : i64, block_elems = 64 : i64, last_block_elems = 64 : i64, tile_elems = 64 : i64, tile_num = 1 : i64, tail_tile_elems = 64 : i64, last_tile_num = 1 : i64, last_tail_tile_elems = 64 : i64, align_elems = 8 : i64}} : () -> ()

@@ -1,0 +1,69 @@
+// RUN: npu-opt %s --split-input-file --ascend-tile --ascend-plan-memory | npu-translate --split-input-file --emit-ascendc | FileCheck %s
+// RUN: not npu-translate %S/Inputs/untranslatable.mlir --split-input-file --emit-ascendc 2>&1 | FileCheck %s --check-prefix=ERR
+
+// CHECK: #include "kernel_operator.h"
+// CHECK: constexpr int32_t BUFFER_NUM = 2;
+
+// Elementwise: the tiling struct carries the record; one VECIN/VECOUT queue per tensor,
+// temporaries in VECCALC slots; CopyIn / Compute / CopyOut per tile.
+// CHECK-LABEL: // ---- kernel @chain (tiling kind elementwise)
+// CHECK: struct chain_TilingData {
+// CHECK:   int64_t tile_elems;
+// CHECK: class Kernel_chain {
+// CHECK:   pipe.InitBuffer(in0Que, BUFFER_NUM, (tiling_.tile_elems) * sizeof(half));
+// CHECK:   pipe.InitBuffer(slot0, (tiling_.tile_elems) * sizeof(half));
+// CHECK:   CopyIn(i, len);
+// CHECK-NEXT: Compute(i, len);
+// CHECK-NEXT: CopyOut(i, len);
+// CHECK: CopyIn1D(in0, in0Gm[i * tiling_.tile_elems], n);
+// CHECK: in0Que.EnQue(in0);
+// CHECK: LocalTensor<half> in0 = in0Que.DeQue<half>();
+// CHECK: Exp(t0, in0, n);
+// CHECK: Muls(out0, t0, static_cast<half>(0.5), n);
+// CHECK: TQue<QuePosition::VECIN, BUFFER_NUM> in0Que;
+// CHECK: TBuf<TPosition::VECCALC> slot0;
+// CHECK: extern "C" __global__ __aicore__ void chain(GM_ADDR in0, GM_ADDR out0, GM_ADDR tiling) {
+// CHECK:   Kernel_chain op;
+"ascend.kernel"() ({
+^bb0(%a: tensor<4096xf16>):
+  %c = arith.constant 0.5 : f16
+  %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<4096xf16>) -> tensor<4096xf16>
+  %1 = "ascend.binary"(%0, %c) {kind = "mul"} : (tensor<4096xf16>, f16) -> tensor<4096xf16>
+  "ascend.yield"(%1) : (tensor<4096xf16>) -> ()
+}) {sym_name = "chain", function_type = (tensor<4096xf16>) -> tensor<4096xf16>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// Row reduction: whole rows at a padded pitch, ReduceSum per row into the row-output queue.
+// CHECK-LABEL: // ---- kernel @rowsum (tiling kind row)
+// CHECK: CopyRowsIn(in0, in0Gm[i * tiling_.tile_rows * tiling_.cols], rows, tiling_.cols, tiling_.cols_aligned);
+// CHECK: ReduceSum(out0[r], in0[r * tiling_.cols_aligned], work, tiling_.cols);
+// CHECK: CopyOut1D(out0Gm[i * tiling_.tile_rows], out0, rows);
+"ascend.kernel"() ({
+^bb0(%a: tensor<77x300xf32>):
+  %0 = "ascend.reduce"(%a) {kind = "sum", dims = array<i64: 1>, keepdim = false} : (tensor<77x300xf32>) -> tensor<77xf32>
+  "ascend.yield"(%0) : (tensor<77xf32>) -> ()
+}) {sym_name = "rowsum", function_type = (tensor<77x300xf32>) -> tensor<77xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// Cube: GM -> L1 in NZ (Nd2NzParams), LoadData into L0A/L0B, Mmad into L0C, Fixpipe to GM as fp16.
+// CHECK-LABEL: // ---- kernel @mm (tiling kind matmul)
+// CHECK: pipe.InitBuffer(a1Que, BUFFER_NUM, m16 * k16 * sizeof(half));
+// CHECK: DataCopy(a1, aGm[{{.*}}],
+// CHECK-NEXT: Nd2NzParams{
+// CHECK: LoadData(a2[mi * k1 * FRAC], a1, LoadData2dParams{
+// CHECK: Mmad(c, a2, b2, p);
+// CHECK: p.quantPre = QuantMode_t::F322F16;
+// CHECK: Fixpipe(cGm[
+// CHECK: TQue<QuePosition::CO1, 1> c1Que;
+// CHECK: extern "C" __global__ __aicore__ void mm(GM_ADDR in0, GM_ADDR in1, GM_ADDR out0, GM_ADDR tiling) {
+"ascend.kernel"() ({
+^bb0(%a: tensor<256x64xf16>, %b: tensor<64x128xf16>):
+  %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>
+  "ascend.yield"(%0) : (tensor<256x128xf16>) -> ()
+}) {sym_name = "mm", function_type = (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
+
+// ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
+// ERR: untranslatable.mlir:13:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling)
+// ERR: untranslatable.mlir:22:1: error: ERR03007 GRAPH unary kind 'erf' has no AscendC vector lowering
