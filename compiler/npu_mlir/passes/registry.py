@@ -116,7 +116,9 @@ def external_pass(name: str, options: Mapping[str, str] | None = None) -> Callab
 
     def run_pass(op: ir.Operation, pass_) -> None:
         try:
-            ok = run(op, **kwargs)
+            # Ops built without an explicit location get the module's.
+            with op.context, op.location:
+                ok = run(op, **kwargs)
         except Exception as exc:  # a pass bug must surface as a diagnostic, not a traceback
             if os.environ.get("NPU_MLIR_DEBUG"):
                 traceback.print_exc()

@@ -1,0 +1,128 @@
+"""The Ascend compiler pipeline, end to end, in one place.
+
+torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fused linalg
+  --(3 attach_target)--> + #ascend.target --(4 raise_to_ascend)--> ascend tensor ops
+  --(5 assign_formats)--> NZ / NC1HWC0 / FRACTAL_Z operands --(6 outline_kernels)--> ascend.kernel
+  + ascend.launch --(7 tile_kernels)--> tiling records --(8 plan_memory)--> buffer offsets
+  --(9 lower_tiles)--> tile-level ops --> emitters (npu-translate: ascendc, acl).
+The sim target compiles linalg itself (targets/ascend/sim.py) and does not run stages 3-9.
+
+Each stage is a function from the shared `PipelineOptions` to pipeline elements (pass names as
+npu-opt knows them), so `pipeline_text(options)` reproduces any compile with `npu-opt`.
+"""
+
+from dataclasses import dataclass
+
+from torch_mlir import ir
+
+from .tools.pass_pipeline import build_pass_manager
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """Switches shared by every stage; defaults are what torch.compile(backend="npu-mlir") uses."""
+
+    chip: str = "Ascend910B1"
+    from_torch: bool = True  # input is torch-dialect (backend contract); False: already linalg
+    # Stage 5. Off by default: ascend-lower-tiles copies ND tiles only and rejects FRACTAL_NZ
+    # cube operands (ERR03003); the numbers are the same either way.
+    formats: bool = False
+    max_kernel_ops: int = 64  # stage 6: largest fused kernel
+    epilogue: bool = True  # stage 6: fuse elementwise consumers into matmul kernels
+    until: str = "lower-tiles"  # last stage to run: "linalg", "ascend", "kernels", "tile", "lower-tiles"
+    print_ir_after_all: bool = False
+
+
+UNTIL = ("linalg", "ascend", "kernels", "tile", "lower-tiles")
+
+
+def torch_backend(o: PipelineOptions) -> list[str]:
+    # First: every later pass reads linalg; the torch-mlir pipelines are registered only once
+    # torch_mlir.dialects.torch is imported, which build_pass_manager does for torch-* names.
+    return ["torch-backend-to-linalg-on-tensors-backend-pipeline"] if o.from_torch else []
+
+
+def fuse_linalg(o: PipelineOptions) -> list[str]:
+    # Before raising: torch-mlir emits one generic per aten op; fused generics carry whole
+    # chains (and reduction prologues) that raise into one connected group of ascend ops,
+    # and broadcasts get folded into indexing maps on the way. After raising, linalg fusion
+    # would no longer see them.
+    return ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+
+
+def attach_target(o: PipelineOptions) -> list[str]:
+    # Before anything that sizes buffers (tile, plan-memory read the module's target).
+    return [f"ascend-attach-target{{chip={o.chip}}}"]
+
+
+def raise_to_ascend(o: PipelineOptions) -> list[str]:
+    # canonicalize + cse afterwards fold the scalar arith raise hoists out of generic bodies
+    # (e.g. truncf of a constant) and drop the dead fills / empties, so fusion sees no dead
+    # producers and kernels get constants instead of host-computed scalars.
+    return ["ascend-raise-linalg", "canonicalize", "cse"]
+
+
+def assign_formats(o: PipelineOptions) -> list[str]:
+    # After raising (it needs ascend.matmul / conv2d) and before outlining: the casts it adds
+    # become kernels of their own, and cse merges the casts of a weight used twice.
+    return ["ascend-assign-formats", "cse"] if o.formats else []
+
+
+def outline_kernels(o: PipelineOptions) -> list[str]:
+    epilogue = "true" if o.epilogue else "false"
+    return [f"ascend-fuse{{max-ops={o.max_kernel_ops} epilogue={epilogue}}}", "canonicalize"]
+
+
+def tile_kernels(o: PipelineOptions) -> list[str]:
+    # Needs outlined kernels (it tiles each ascend.kernel) and the target's capacities.
+    return ["ascend-tile"]
+
+
+def plan_memory(o: PipelineOptions) -> list[str]:
+    # Needs the tiling record: buffer sizes are per tile.
+    return ["ascend-plan-memory"]
+
+
+def lower_tiles(o: PipelineOptions) -> list[str]:
+    # Last: rewrites kernel bodies into tile-level ops the AscendC emitter prints.
+    return ["ascend-lower-tiles"]
+
+
+STAGES = {
+    "linalg": (torch_backend, fuse_linalg),
+    "ascend": (attach_target, raise_to_ascend, assign_formats),
+    "kernels": (outline_kernels,),
+    "tile": (tile_kernels, plan_memory),
+    "lower-tiles": (lower_tiles,),
+}
+
+
+class PipelineError(RuntimeError):
+    """A stage failed; the message holds the MLIR diagnostics with their locations."""
+
+
+def pipeline_elements(o: PipelineOptions) -> list[str]:
+    if o.until not in UNTIL:
+        raise PipelineError(f"ERR03003 GRAPH unknown stage '{o.until}'; expected one of {', '.join(UNTIL)}")
+    elements: list[str] = []
+    for name in UNTIL[: UNTIL.index(o.until) + 1]:
+        for stage in STAGES[name]:
+            elements += stage(o)
+    return elements
+
+
+def pipeline_text(o: PipelineOptions) -> str:
+    """The same pipeline as an npu-opt --pass-pipeline argument."""
+    return f"builtin.module({', '.join(pipeline_elements(o))})"
+
+
+def run_pipeline(module: ir.Module, o: PipelineOptions = PipelineOptions()) -> None:
+    """Compile `module` in place (raises PipelineError with the diagnostics on failure)."""
+    pm = build_pass_manager(pipeline_elements(o))
+    if o.print_ir_after_all:
+        pm.enable_ir_printing(print_after_all=True)
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as exc:
+        lines = [f"{d.location}: {d.message}" for d in exc.error_diagnostics] or [exc.message]
+        raise PipelineError("ERR03005 GRAPH compilation failed:\n" + "\n".join(lines)) from None
