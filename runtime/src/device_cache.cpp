@@ -63,6 +63,14 @@ bool BlockOrder::operator()(const Block* a, const Block* b) const {
   return a->ptr < b->ptr;
 }
 
+StreamEvent::StreamEvent(aclrtStream stream) {
+  // Neither call can fail: the arguments are valid.
+  aclrtCreateEventWithFlag(&event_, 0);
+  aclrtRecordEvent(event_, stream);
+}
+
+StreamEvent::~StreamEvent() { aclrtDestroyEvent(event_); }
+
 DeviceCache::DeviceCache(int32_t device, const AllocatorConfig& config)
     : device_(device), config_(config), fraction_(config.per_process_memory_fraction) {
   stats_.max_split_size =
@@ -72,7 +80,7 @@ DeviceCache::DeviceCache(int32_t device, const AllocatorConfig& config)
 size_t DeviceCache::allowedBytes() const { return static_cast<size_t>(fraction_ * deviceCapacity()); }
 
 aclError DeviceCache::malloc(void** ptr, size_t size, aclrtStream stream, const std::string& context) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   processEvents();
   size_t rounded = size < kMinBlockSize ? kMinBlockSize : roundUp(size, kMinBlockSize);
   bool small = rounded <= kSmallSize;
@@ -89,7 +97,7 @@ aclError DeviceCache::malloc(void** ptr, size_t size, aclrtStream stream, const 
     // Free the cache and retry once: blocks waiting on events and unused segments
     // may add up to what this request needs.
     ++stats_.num_alloc_retries;
-    synchronizeAndFreeEvents();
+    synchronizeAndFreeEvents(lock);
     releaseCachedSegments(0);
     block = takeFreeBlock(pool, stream, rounded);
     if (block == nullptr) block = allocateSegment(segment, stream, small, context);
@@ -197,10 +205,7 @@ aclError DeviceCache::free(void* ptr, const std::string& context) {
   }
   // Other streams may still use the memory: it becomes free once their queued work has run.
   for (aclrtStream user : block->streamUses) {
-    aclrtEvent event = nullptr;
-    aclrtCreateEventWithFlag(&event, 0);  // cannot fail: the arguments are valid
-    aclrtRecordEvent(event, user);
-    pendingFrees_.emplace_back(event, block);
+    pendingFrees_.push_back(PendingFree{std::make_shared<StreamEvent>(user), block});
     ++block->eventCount;
   }
   block->streamUses.clear();
@@ -279,20 +284,23 @@ void DeviceCache::releaseCachedSegments(size_t target) {
 }
 
 void DeviceCache::processEvents() {
-  auto done = std::remove_if(pendingFrees_.begin(), pendingFrees_.end(), [this](std::pair<aclrtEvent, Block*>& pending) {
+  auto done = std::remove_if(pendingFrees_.begin(), pendingFrees_.end(), [this](PendingFree& pending) {
     int32_t complete = 0;
-    aclrtQueryEventStatus(pending.first, &complete);
+    aclrtQueryEventStatus(pending.event->get(), &complete);
     if (!complete) return false;
-    aclrtDestroyEvent(pending.first);
-    if (--pending.second->eventCount == 0) freeBlock(pending.second, "");
+    if (--pending.block->eventCount == 0) freeBlock(pending.block, "");
     return true;
   });
   pendingFrees_.erase(done, pendingFrees_.end());
 }
 
-void DeviceCache::synchronizeAndFreeEvents() {
+void DeviceCache::synchronizeAndFreeEvents(std::unique_lock<std::mutex>& lock) {
   ++stats_.num_sync_all_streams;
-  for (auto& pending : pendingFrees_) aclrtSynchronizeEvent(pending.first);
+  std::vector<std::shared_ptr<StreamEvent>> events;
+  for (const PendingFree& pending : pendingFrees_) events.push_back(pending.event);
+  lock.unlock();
+  for (const auto& event : events) aclrtSynchronizeEvent(event->get());
+  lock.lock();
   processEvents();
 }
 
@@ -330,8 +338,8 @@ aclError DeviceCache::recordStream(void* ptr, aclrtStream stream) {
 }
 
 aclError DeviceCache::emptyCache() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  synchronizeAndFreeEvents();
+  std::unique_lock<std::mutex> lock(mutex_);
+  synchronizeAndFreeEvents(lock);
   releaseCachedSegments(0);
   return ACL_SUCCESS;
 }

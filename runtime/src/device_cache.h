@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -29,6 +30,19 @@ struct Block {
   std::string context;
 
   bool isSplit() const { return prev != nullptr || next != nullptr; }
+};
+
+// An event owned by the cache, destroyed with the last reference.
+class StreamEvent {
+ public:
+  explicit StreamEvent(aclrtStream stream);
+  ~StreamEvent();
+  StreamEvent(const StreamEvent&) = delete;
+  StreamEvent& operator=(const StreamEvent&) = delete;
+  aclrtEvent get() const { return event_; }
+
+ private:
+  aclrtEvent event_ = nullptr;
 };
 
 // Best fit within a stream: ordered by (stream, size, address).
@@ -73,7 +87,10 @@ class DeviceCache {
   // bytes stay reserved (0: release all of them).
   void releaseCachedSegments(size_t target);
   void processEvents();
-  void synchronizeAndFreeEvents();
+  // Waits for every pending free's event with `lock` released: a stream task may
+  // free memory (dropping the last reference to a tensor) before the event it
+  // precedes can complete, and that free needs this lock.
+  void synchronizeAndFreeEvents(std::unique_lock<std::mutex>& lock);
   aclError outOfMemory(size_t requested, size_t segmentSize, const std::string& context);
   void trace(TraceEntry::Action action, uintptr_t addr, size_t size, aclrtStream stream, const std::string& context);
   size_t allowedBytes() const;
@@ -85,7 +102,11 @@ class DeviceCache {
   Pool smallPool_;
   Pool largePool_;
   std::unordered_map<uintptr_t, Block*> active_;  // allocated or waiting for events
-  std::vector<std::pair<aclrtEvent, Block*>> pendingFrees_;
+  struct PendingFree {
+    std::shared_ptr<StreamEvent> event;  // shared with waiters that released the lock
+    Block* block;
+  };
+  std::vector<PendingFree> pendingFrees_;
   DeviceStats stats_;
   HistorySettings history_;
   std::deque<TraceEntry> trace_;

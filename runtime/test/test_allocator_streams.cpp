@@ -65,11 +65,31 @@ void emptyCacheWaitsForPendingFrees() {
   EXPECT(stats.num_sync_all_streams == syncs + 1);
 }
 
+int32_t freeOnWorker(void* ptr) { return npurt::cacheFree(ptr) == ACL_SUCCESS ? 0 : 1; }
+
+void waitingForPendingFreesDoesNotBlockStreamFrees() {
+  // A stream task frees memory (as dropping a tensor's last reference does) while
+  // empty_cache waits for an event queued behind that task.
+  aclrtStream owner = stream(7), user = stream(8);
+  void* a = nullptr;
+  void* b = nullptr;
+  EXPECT_OK(npurt::cacheMalloc(&a, 4096, 0, owner));
+  EXPECT_OK(npurt::cacheMalloc(&b, 4096, 0, owner));
+  EXPECT_OK(launchSleep(user, 100));
+  EXPECT_OK(aclrtLaunchHostFunc(user, freeOnWorker, b));
+  EXPECT_OK(npurt::cacheRecordStream(a, user));
+  EXPECT_OK(npurt::cacheFree(a));
+  EXPECT_OK(npurt::cacheEmpty(0));
+  EXPECT_OK(aclrtSynchronizeStream(user));
+  EXPECT(current(statsOf(0).allocation) == 0);
+}
+
 }  // namespace
 
 int main() {
   RUN(crossStreamReuseWaitsForTheEvent);
   RUN(streamsHaveSeparatePools);
   RUN(emptyCacheWaitsForPendingFrees);
+  RUN(waitingForPendingFreesDoesNotBlockStreamFrees);
   return 0;
 }
