@@ -108,9 +108,10 @@ aclError checkDevice(int32_t device, const char* caller) {
   const DeviceTable& table = deviceTable();
   if (!table.error.empty()) return fail(ACL_ERROR_INVALID_PARAM, table.error);
   if (device < 0 || static_cast<size_t>(device) >= table.physicalIds.size()) {
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, std::string(caller) + ": device " + std::to_string(device) +
-                                                   " is out of range: " + std::to_string(table.physicalIds.size()) +
-                                                   " device(s) visible (NPU_SIM_DEVICE_COUNT, ASCEND_RT_VISIBLE_DEVICES)");
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID,
+                std::string(caller) + ": device " + std::to_string(device) + " is out of range: " +
+                    std::to_string(table.physicalIds.size()) +
+                    " device(s) visible (NPU_SIM_DEVICE_COUNT, ASCEND_RT_VISIBLE_DEVICES)");
   }
   return ACL_SUCCESS;
 }

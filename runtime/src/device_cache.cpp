@@ -2,7 +2,6 @@
 #include "device_cache.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <limits>
 
@@ -48,11 +47,6 @@ std::string gib(size_t bytes) {
     std::snprintf(buf, sizeof(buf), "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
   }
   return buf;
-}
-
-int64_t nowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -342,105 +336,6 @@ aclError DeviceCache::emptyCache() {
   synchronizeAndFreeEvents(lock);
   releaseCachedSegments(0);
   return ACL_SUCCESS;
-}
-
-DeviceStats DeviceCache::stats() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
-}
-
-void DeviceCache::resetPeakStats() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (StatArray* array : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
-                           &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
-                           &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
-    for (Stat& stat : *array) stat.peak = stat.current;
-  }
-  stats_.oversize_allocations.peak = stats_.oversize_allocations.current;
-  stats_.oversize_segments.peak = stats_.oversize_segments.current;
-}
-
-void DeviceCache::resetAccumulatedStats() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (StatArray* array : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
-                           &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
-                           &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
-    for (Stat& stat : *array) stat.allocated = stat.freed = 0;
-  }
-  for (Stat* stat : {&stats_.oversize_allocations, &stats_.oversize_segments}) stat->allocated = stat->freed = 0;
-  stats_.num_alloc_retries = stats_.num_ooms = stats_.num_sync_all_streams = 0;
-  stats_.num_device_alloc = stats_.num_device_free = 0;
-}
-
-void DeviceCache::setMemoryFraction(double fraction) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  fraction_ = fraction;
-}
-
-double DeviceCache::memoryFraction() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return fraction_;
-}
-
-void DeviceCache::trace(TraceEntry::Action action, uintptr_t addr, size_t size, aclrtStream stream,
-                        const std::string& context) {
-  if (!history_.enabled) return;
-  TraceEntry entry;
-  entry.action = action;
-  entry.addr = addr;
-  entry.size = size;
-  entry.stream = stream;
-  entry.time_us = nowUs();
-  entry.context = context;
-  trace_.push_back(std::move(entry));
-  while (trace_.size() > history_.maxEntries) trace_.pop_front();
-}
-
-void DeviceCache::setHistory(const HistorySettings& settings) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  history_ = settings;
-  if (!settings.enabled) trace_.clear();
-  while (trace_.size() > history_.maxEntries) trace_.pop_front();
-}
-
-void DeviceCache::snapshot(MemorySnapshot* out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<Block*> heads;
-  for (Pool* pool : {&smallPool_, &largePool_}) {
-    for (Block* block : *pool) {
-      if (block->prev == nullptr) heads.push_back(block);
-    }
-  }
-  for (auto& [ptr, block] : active_) {
-    if (block->prev == nullptr) heads.push_back(block);
-  }
-  std::sort(heads.begin(), heads.end(), [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
-  for (Block* head : heads) {
-    SegmentSnapshot segment;
-    segment.device = device_;
-    segment.address = head->ptr;
-    segment.stream = head->stream;
-    segment.is_large = !head->small;
-    for (Block* block = head; block != nullptr; block = block->next) {
-      BlockSnapshot entry;
-      entry.address = block->ptr;
-      entry.size = block->size;
-      entry.requested_size = block->requested;
-      entry.state = block->allocated      ? BlockState::kActiveAllocated
-                    : block->eventCount > 0 ? BlockState::kActivePendingFree
-                                            : BlockState::kInactive;
-      entry.context = block->context;
-      segment.total_size += block->size;
-      if (block->allocated) {
-        segment.allocated_size += block->size;
-        segment.requested_size += block->requested;
-      }
-      if (block->allocated || block->eventCount > 0) segment.active_size += block->size;
-      segment.blocks.push_back(std::move(entry));
-    }
-    out->segments.push_back(std::move(segment));
-  }
-  out->device_traces[device_].assign(trace_.begin(), trace_.end());
 }
 
 }  // namespace npurt

@@ -52,7 +52,9 @@ aclError checkCopy(void* dst, size_t destMax, const void* src, size_t count, acl
                                              " exceeds destMax " + std::to_string(destMax));
   }
   if (count == 0) return ACL_SUCCESS;
-  if (dst == nullptr || src == nullptr) return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": dst or src is null");
+  if (dst == nullptr || src == nullptr) {
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": dst or src is null");
+  }
   bool dstDevice = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
   bool srcDevice = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
   if (aclError rc = checkSide(dst, count, dstDevice, "dst", caller, kind)) return rc;

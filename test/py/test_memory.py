@@ -59,8 +59,10 @@ def device():
 
 
 def test_all_lists_exactly_the_public_functions():
-    public = {name for name, obj in vars(memory).items() if inspect.isfunction(obj) and obj.__module__ == memory.__name__}
-    public = {name for name in public if not name.startswith("_") or name in memory.__all__}
+    defined = {
+        name for name, obj in vars(memory).items() if inspect.isfunction(obj) and obj.__module__ == memory.__name__
+    }
+    public = {name for name in defined if not name.startswith("_") or name in memory.__all__}
     assert set(memory.__all__) == public
     for name in memory.__all__:
         assert callable(getattr(torch_npu.npu.memory, name))
@@ -124,8 +126,14 @@ def test_memory_stats_has_torch_cuda_keys(device):
         for pool in ("all", "large_pool", "small_pool")
         for metric in ("current", "peak", "allocated", "freed")
     }
-    expected |= {f"oversize_{kind}.{metric}" for kind in ("allocations", "segments") for metric in ("current", "peak", "allocated", "freed")}
-    expected |= {"num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device_alloc", "num_device_free", "max_split_size"}
+    expected |= {
+        f"oversize_{kind}.{metric}"
+        for kind in ("allocations", "segments")
+        for metric in ("current", "peak", "allocated", "freed")
+    }
+    expected |= {
+        "num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device_alloc", "num_device_free", "max_split_size"
+    }
     assert set(stats) == expected
     assert list(stats) == sorted(stats)
     assert stats["max_split_size"] == -1
