@@ -13,6 +13,7 @@ the shapes fit, or starts its own):
 An op may join a group only if none of its operands depends on that group through an op
 outside it, so outlining can never create a cycle. Fusion is what saves the GM round trips
 between ops: one kernel reads its inputs once and writes its results once.
+A group whose outputs differ in type is outlined op by op (an ascend.yield carries one type).
 The outlined body holds tensor-level ops only (scalar constants are cloned in, other scalars
 and tensors become kernel arguments), so each kernel compiles on its own.
 """
@@ -95,9 +96,17 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
         owner = v.owner
         return group_of.get(owner.operation) if isinstance(owner, ir.OpView) else None
 
+    # Broadcasts of values from outside every group (a bias, a norm weight) wait for their
+    # first consumer and run inside its kernel instead of a kernel of their own.
+    floating: dict[ir.Operation, ir.OpView] = {}
+
     for op in block.operations:
         operands = list(op.operands)
         joined = None
+        if op.operation.name == "ascend.broadcast" and producer_group(operands[0]) is None:
+            floating[op.operation] = op
+            reach[op.results[0]] = set(reach.get(operands[0], set()))
+            continue
         if op.operation.name in ELEMENTWISE or op.operation.name == "ascend.reduce":
             for v in reversed(operands):
                 g = producer_group(v)
@@ -117,9 +126,27 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
         if joined is not None:
             group_of[op.operation] = joined
             depends = depends | {id(joined)}
+            if op.operation.name not in CUBE:
+                _claim_broadcasts(op, joined, floating, group_of, reach, max_ops)
         for r in op.results:
             reach[r] = depends
+    for b in floating.values():
+        groups.append(Group("elementwise", _shape(b.results[0]), [b], None, True))
     return groups
+
+
+def _claim_broadcasts(op: ir.OpView, group: Group, floating: dict, group_of: dict, reach: dict,
+                      max_ops: int) -> None:
+    for v in op.operands:
+        b = floating.get(v.owner.operation) if isinstance(v.owner, ir.OpView) else None
+        if b is None or len(group.ops) >= max_ops or _shape(b.results[0]) not in group.shapes():
+            continue
+        if id(group) in reach.get(b.operands[0], ()):
+            continue
+        del floating[b.operation]
+        group.ops.insert(group.ops.index(op), b)
+        group_of[b.operation] = group
+        reach[b.results[0]] = reach[b.results[0]] | {id(group)}
 
 
 def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bool:
@@ -133,5 +160,10 @@ def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bo
             continue
         fname = ir.StringAttr(func.attributes["sym_name"]).value
         for group in group_block(func.regions[0].blocks[0], max_ops, epilogue):
-            outline(group, func, fname, names)
+            if not outline(group, func, fname, names):
+                # Outputs of several types: one kernel per op (each has a single result).
+                for op in group.ops:
+                    single = _new_group(op) or Group("elementwise", _shape(op.results[0]), [op])
+                    single.ops = [op]
+                    outline(single, func, fname, names)
     return True

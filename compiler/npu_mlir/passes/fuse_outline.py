@@ -33,7 +33,9 @@ def _core_type(group) -> str:
     return "aiv"
 
 
-def outline(group, func: ir.OpView, fname: str, names: set[str]) -> None:
+def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
+    """Outline `group`; False (and nothing changed) when its outputs differ in type, which one
+    ascend.yield cannot carry (IRDL binds a variadic operand list to one type)."""
     members = {op.operation for op in group.ops}
     inputs: list[ir.Value] = []
     constants: list[ir.Operation] = []  # scalar ops folded from constants, cloned in
@@ -49,6 +51,8 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> None:
                 inputs.append(v)
     outputs = [r for op in group.ops for r in op.results
                if any(u.owner not in members for u in r.uses)]
+    if len({v.type for v in outputs}) > 1:
+        return False
 
     name = f"{fname}_{group.kind}_{len(names)}"
     names.add(name)
@@ -81,6 +85,7 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> None:
         old.replace_all_uses_with(new)
     for op in reversed(group.ops):
         op.operation.erase()
+    return True
 
 
 def _move_late_users(group, members: set, launch: ir.OpView) -> None:

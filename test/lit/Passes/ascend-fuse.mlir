@@ -101,3 +101,35 @@ func.func @no_cycle_through_outside_op(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %r = "ascend.binary"(%a, %t) {kind = "add"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+// The row sums and the normalised rows both leave the group: outputs of two types cannot share
+// one ascend.yield, so each op becomes its own kernel.
+// CHECK-LABEL: func.func @outputs_of_two_types
+// CHECK-COUNT-3: "ascend.launch"
+// CHECK-NOT: "ascend.launch"
+func.func @outputs_of_two_types(%x: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x8xf32>) {
+  %s = "ascend.reduce"(%x) {kind = "sum", dims = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %sb = "ascend.broadcast"(%s) {dims = array<i64: 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %r = "ascend.binary"(%x, %sb) {kind = "div"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %s, %r : tensor<4x1xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A bias broadcast waits for its consumer and runs inside the matmul kernel.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: "ascend.matmul"
+// CHECK-NEXT: "ascend.broadcast"
+// CHECK-NEXT: "ascend.binary"
+// CHECK: fusion = "matmul_epilogue"
+// CHECK-LABEL: func.func @bias_broadcast_joins_epilogue
+// CHECK-COUNT-1: "ascend.launch"
+// CHECK-NOT: "ascend.launch"
+func.func @bias_broadcast_joins_epilogue(%x: tensor<16x32xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>) -> tensor<16x64xf32> {
+  %0 = "ascend.matmul"(%x, %w) {transpose_a = false, transpose_b = false, acc_type = f32} : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>
+  %1 = "ascend.broadcast"(%b) {dims = array<i64: 0>} : (tensor<64xf32>) -> tensor<16x64xf32>
+  %2 = "ascend.binary"(%0, %1) {kind = "add"} : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %2 : tensor<16x64xf32>
+}
