@@ -1,0 +1,33 @@
+"""Build `ascend.kernel` ops (the fused, tiled kernels of the Ascend pipeline) for the simulated device.
+
+The kernel body is lowered back to linalg (passes/lower_kernel_to_linalg) and compiled by
+`compile_linalg` with the kernel's own `block_dim`, so the simulator runs the same fusion groups
+and the same core split as the AscendC emitters. Arguments and results in a physical format
+(FRACTAL_NZ, NC1HWC0, FRACTAL_Z) are passed in their storage shape, as on the device.
+"""
+
+from __future__ import annotations
+
+from torch_mlir import ir
+
+from npu_mlir.passes.lower_kernel_to_linalg import kernel_to_linalg
+from npu_mlir.passes.lower_kernel_to_linalg_ops import KernelLoweringError
+from npu_mlir.targets.ascend.sim import CompiledKernel, SimTiling, compile_linalg
+from npu_mlir.targets.ascend.sim_errors import SimCompileError
+
+
+def kernel_ops(module: ir.Module) -> dict[str, ir.Operation]:
+    """The module's ascend.kernel ops by symbol name."""
+    return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+            for op in module.body.operations if op.operation.name == "ascend.kernel"}
+
+
+def compile_ascend_kernel(kernel: ir.Operation, block_dim: int | None = None) -> CompiledKernel:
+    """Compile one ascend.kernel; `block_dim` defaults to the one its tiling chose."""
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    blocks = block_dim or (ir.IntegerAttr(kernel.attributes["block_dim"]).value if "block_dim" in kernel.attributes else 1)
+    try:
+        text = kernel_to_linalg(kernel)
+    except KernelLoweringError as err:
+        raise SimCompileError(f"kernel {name}: {str(err).removeprefix('ERR03007 GRAPH ')}", code="ERR03007") from err
+    return compile_linalg(f"module {{\n{text}\n}}", SimTiling(blocks), name=name)
