@@ -12,13 +12,13 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from .ascendc import CodegenError, KernelSignature, ctype
-from .kernel_model import CUBE_OPS, analyze, body_ops, elem_bytes
+from .kernel_model import CUBE_OPS, analyze, body_ops, elem_bytes, is_scalar_op
 
 _QUANT = {"half": "QuantMode_t::F322F16", "bfloat16_t": "QuantMode_t::F322BF16", "float": "QuantMode_t::NoQuant"}
 
 
 def _check(kernel: ir.Operation, op: ir.Operation, name: str) -> None:
-    extra = [o.name for o in body_ops(kernel) if o.name not in CUBE_OPS]
+    extra = [o.name for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)]
     if extra:
         raise CodegenError(f"ERR03007 GRAPH kernel @{name}: the AscendC emitter has no matmul epilogue "
                            f"({', '.join(extra)}); run ascend-fuse with epilogue=false")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from .ascendc import CodegenError, KernelSignature, ctype
-from .kernel_model import Buffer, analyze, body_ops
+from .kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, analyze, body_ops, is_scalar_op
 from .memory_plan import slots_of
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
@@ -48,7 +48,18 @@ class _Names:
                 return repr(float(value.value))
             if isinstance(value, ir.IntegerAttr):
                 return str(value.value)
+        if op.name in SCALAR_CASTS:
+            return f"static_cast<{_scalar_ctype(op.results[0].type)}>({self.scalar(op.operands[0])})"
+        if op.name in SCALAR_BINARY:
+            return f"({self.scalar(op.operands[0])} {SCALAR_BINARY[op.name]} {self.scalar(op.operands[1])})"
+        if op.name == "arith.negf":
+            return f"(-{self.scalar(op.operands[0])})"
         raise CodegenError(f"ERR03007 GRAPH operand {v} is neither a kernel value nor a scalar constant")
+
+
+def _scalar_ctype(t: ir.Type) -> str:
+    """Host arithmetic on scalars may use f64 even where the vector unit has no f64."""
+    return "double" if str(t) == "f64" else ctype(t)
 
 
 def _count(cls: str) -> str:
@@ -135,7 +146,7 @@ def _broadcast(op: ir.Operation, names: _Names, dst: str) -> list[str]:
 def _compute(ops: list[ir.Operation], names: _Names) -> list[str]:
     lines = []
     for op in ops:
-        if op.name == "arith.constant":
+        if is_scalar_op(op):
             continue
         res = op.results[0]
         dst, t = names.expr[res], ctype(res.type)

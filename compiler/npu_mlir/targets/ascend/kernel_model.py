@@ -30,6 +30,16 @@ VECTOR_OPS = frozenset(
     {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast", "ascend.compare", "ascend.select"}
 )
 CUBE_OPS = frozenset({"ascend.matmul", "ascend.batch_matmul"})
+# Scalar arithmetic raise-linalg leaves in kernel bodies (e.g. truncf of an f64 epsilon): it
+# computes operands of vector ops and needs no buffer. Value -> C++ / MLIR text in the emitters.
+SCALAR_CASTS = frozenset({"arith.truncf", "arith.extf", "arith.sitofp", "arith.uitofp", "arith.fptosi"})
+SCALAR_BINARY = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/",
+                 "arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}
+SCALAR_OPS = SCALAR_CASTS | frozenset(SCALAR_BINARY) | {"arith.constant", "arith.negf"}
+
+
+def is_scalar_op(op: ir.Operation) -> bool:
+    return op.name in SCALAR_OPS and not any(isinstance(r.type, ir.ShapedType) for r in op.results)
 
 
 @dataclass
@@ -77,13 +87,13 @@ def _attr_ints(op: ir.Operation, name: str) -> list[int]:
 def analyze(kernel: ir.Operation) -> KernelModel:
     """Classify `kernel` and list the local buffers one core needs for it."""
     ops = body_ops(kernel)
-    names = {op.name for op in ops}
+    names = {op.name for op in ops if not is_scalar_op(op)}
     if names & CUBE_OPS:
         cube = [op for op in ops if op.name in CUBE_OPS]
         if len(cube) != 1:
             return KernelModel("opaque", reason="more than one matmul in a kernel")
         return KernelModel("matmul", iter_shape=list(_tensor(cube[0].results[0]).shape), cube_op=cube[0])
-    unknown = names - VECTOR_OPS - {"ascend.reduce", "ascend.broadcast", "arith.constant"}
+    unknown = names - VECTOR_OPS - {"ascend.reduce", "ascend.broadcast"}
     if unknown:
         return KernelModel("opaque", reason=f"{', '.join(sorted(unknown))} has no vector tiling")
     if "ascend.reduce" in names or "ascend.broadcast" in names:

@@ -15,7 +15,7 @@ from math import ceil
 from torch_mlir import ir
 
 from ...dialects.ascend import tensor_format
-from .kernel_model import CUBE_OPS, KernelModel, body_ops, elem_bytes
+from .kernel_model import CUBE_OPS, KernelModel, body_ops, elem_bytes, is_scalar_op
 from .soc import Soc
 from .tile_program import Program, Size, View, contiguous_strides, vtype
 from .tile_program_vector import _VECTOR, _KEEP_ATTRS, _scalar
@@ -62,7 +62,7 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
         if tensor_format(v.type) != "ND":
             raise ValueError(f"reads a {tensor_format(v.type)} cube operand; lower-tiles copies ND tiles only")
     bias = op.operands[2] if len(op.operands) > 2 else None
-    epilogue = [o for o in body_ops(kernel) if o.name not in CUBE_OPS and o.name != "arith.constant"]
+    epilogue = [o for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)]
     batch, m, n, k = t["batch"], t["m"], t["n"], t["k"]
     if (epilogue or bias is not None) and batch > 1:
         raise ValueError("has an epilogue on a batched matmul, which lower-tiles does not tile")

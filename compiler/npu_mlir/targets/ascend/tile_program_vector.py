@@ -12,7 +12,7 @@ from math import ceil
 
 from torch_mlir import ir
 
-from .kernel_model import Buffer, KernelModel, body_ops
+from .kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, KernelModel, body_ops, is_scalar_op
 from .memory_plan import slots_of
 from .tile_program import Program, Size, View, contiguous_strides, vtype
 
@@ -51,14 +51,27 @@ def _tile(p: Program, v: View, b: Buffer, t: dict[str, int], kind: str, off: Siz
 
 
 def _scalar(p: Program, v: ir.Value, args: dict[ir.Value, str], consts: dict[ir.Value, str]) -> str:
+    """The SSA name of scalar `v` in the new body; constants and scalar arith are re-emitted up front."""
     if v in args:
         return args[v]
     if v not in consts:
-        value = v.owner.attributes["value"]
-        if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
-            value = value.get_splat_value()
-        consts[v] = p.fresh("cst")
-        p.prologue.append(f"{consts[v]} = arith.constant {value}")
+        op = v.owner
+        name = p.fresh("cst")
+        if op.name == "arith.constant":
+            value = op.attributes["value"]
+            if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
+                value = value.get_splat_value()
+            line = f"arith.constant {value}"
+        elif op.name in SCALAR_CASTS:
+            src = op.operands[0]
+            line = f"{op.name} {_scalar(p, src, args, consts)} : {src.type} to {op.results[0].type}"
+        elif op.name in SCALAR_BINARY or op.name == "arith.negf":
+            operands = ", ".join(_scalar(p, o, args, consts) for o in op.operands)
+            line = f"{op.name} {operands} : {v.type}"
+        else:
+            raise ValueError(f"computes a vector operand with {op.name}, which lower-tiles cannot copy")
+        p.prologue.append(f"{name} = {line}")
+        consts[v] = name
     return consts[v]
 
 
@@ -116,7 +129,7 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
     p.sync("MTE2", "V")
     consts: dict[ir.Value, str] = {}
     for op in body_ops(kernel):
-        if op.name == "arith.constant":
+        if is_scalar_op(op):
             continue
         operands = []
         for v in op.operands:
