@@ -1,5 +1,6 @@
 // RUN: npu-opt %s --split-input-file --ascend-tile --ascend-plan-memory | npu-translate --split-input-file --emit-ascendc | FileCheck %s
 // RUN: not npu-translate %S/Inputs/untranslatable.mlir --split-input-file --emit-ascendc 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: npu-opt %s --split-input-file --ascend-tile --ascend-lower-tiles | not npu-translate --split-input-file --emit-ascendc 2>&1 | FileCheck %s --check-prefix=LOWERED
 
 // CHECK: #include "kernel_operator.h"
 // CHECK: constexpr int32_t BUFFER_NUM = 2;
@@ -67,3 +68,4 @@
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
 // ERR: untranslatable.mlir:13:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling)
 // ERR: untranslatable.mlir:22:1: error: ERR03007 GRAPH unary kind 'erf' has no AscendC vector lowering
+// LOWERED: error: ERR03007 GRAPH kernel @chain is already lowered to tile-level ops; emit AscendC from the ascend-tile / ascend-plan-memory output

@@ -144,6 +144,9 @@ def emit_kernel(kernel: ir.Operation) -> str:
 
     kind = kind_of(kernel)
     sig = signature(kernel)
+    if any(op.operation.name == "ascend.block_idx" for op in kernel.regions[0].blocks[0].operations):
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name} is already lowered to tile-level ops; emit AscendC "
+                           "from the ascend-tile / ascend-plan-memory output (pipeline until='tile')")
     if kind in ("elementwise", "row"):
         body = ascendc_vector.emit(kernel, sig, kind)
     elif kind == "matmul":
