@@ -6,6 +6,7 @@ statistics never initialise the device; anything that needs one does so lazily.
 
 from torch_npu.npu import amp
 from torch_npu.npu.amp import get_amp_supported_dtype, is_bf16_supported
+from torch_npu.eager.stats import eager_stats, reset_eager_stats
 from torch_npu.npu.device import (
     current_device,
     device,
@@ -57,6 +58,7 @@ __all__ = [
     "device",
     "device_count",
     "device_of",
+    "eager_stats",
     "get_amp_supported_dtype",
     "get_device_capability",
     "get_device_name",
@@ -71,6 +73,7 @@ __all__ = [
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
+    "reset_eager_stats",
     "seed",
     "seed_all",
     "set_device",

@@ -165,6 +165,8 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromB
 
 }  // namespace
 
+void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { npuCpuFallback(op, stack); }
+
 std::map<std::string, int64_t> fallbackCounts() {
   std::lock_guard<std::mutex> lock(countsMutex);
   return counts;

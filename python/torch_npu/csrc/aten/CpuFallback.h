@@ -2,11 +2,21 @@
 // zero-copy CPU aliases of the NPU tensors, after the stream has drained.
 #pragma once
 
+#include <ATen/core/stack.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
 
+namespace c10 {
+class OperatorHandle;
+}
+
 namespace torch_npu {
+
+// Runs `op` on the CPU over aliases of its NPU arguments, counted and warned once per op:
+// also the eager dispatcher's path for ops the compiler cannot build.
+void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // Calls per op ("aten::add.Tensor" -> n) that took the fallback since the last reset.
 std::map<std::string, int64_t> fallbackCounts();

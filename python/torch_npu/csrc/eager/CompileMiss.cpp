@@ -1,0 +1,156 @@
+#include "torch_npu/csrc/eager/CompileMiss.h"
+
+#include <c10/util/Exception.h>
+#include <dlfcn.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
+
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
+
+#include "torch_npu/csrc/NpuError.h"
+
+namespace py = pybind11;
+
+namespace torch_npu::eager {
+namespace {
+
+py::object describeTensor(const at::Tensor& t) {
+  if (!t.defined()) return py::none();
+  std::string dtype = c10::toString(t.scalar_type());
+  if (t.device().is_cpu()) {
+    c10::IValue value = t.item();
+    return py::make_tuple("S", dtype, t.unsafeGetTensorImpl()->is_wrapped_number(), torch::jit::toPyObject(value));
+  }
+  return py::make_tuple("T", dtype, py::cast(t.sizes().vec()), py::cast(t.strides().vec()));
+}
+
+// Arguments as Python sees them; tensors by description only (the compile never reads data).
+py::list describeArgs(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase) {
+  py::list args;
+  for (size_t i = 0; i < info.isOut.size(); ++i) {
+    if (info.isOut[i]) continue;
+    const c10::IValue& v = stack[argBase + i];
+    if (v.isTensor()) {
+      args.append(describeTensor(v.toTensor()));
+    } else if (v.isTensorList() || v.isOptionalTensorList()) {
+      py::list items;
+      if (v.isTensorList()) {
+        for (const at::Tensor& t : v.toTensorList()) items.append(describeTensor(t));
+      } else {
+        for (const std::optional<at::Tensor>& t : v.toOptionalTensorList()) {
+          items.append(describeTensor(t.value_or(at::Tensor())));
+        }
+      }
+      args.append(items);
+    } else {
+      args.append(torch::jit::toPyObject(v));
+    }
+  }
+  return args;
+}
+
+c10::ScalarType dtypeFromMlir(const std::string& name) {
+  static const std::unordered_map<std::string, c10::ScalarType> types = {
+      {"f32", at::kFloat}, {"f16", at::kHalf},  {"bf16", at::kBFloat16}, {"f64", at::kDouble}, {"i64", at::kLong},
+      {"i32", at::kInt},   {"i16", at::kShort}, {"i8", at::kChar},       {"i1", at::kBool}};
+  auto it = types.find(name);
+  TORCH_CHECK(it != types.end(), "compiled kernel has an output of element type ", name,
+              ", which has no torch dtype\n", errCode(SubModule::OPS, ErrCode::TYPE));
+  return it->second;
+}
+
+aclrtKernelFunc loadKernel(const std::string& path, const std::string& symbol) {
+  // Libraries stay loaded for the life of the process: cached records point into them.
+  static std::mutex mutex;
+  static std::unordered_map<std::string, void*> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  void*& handle = handles[path];
+  if (handle == nullptr) handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  TORCH_CHECK(handle != nullptr, "cannot load compiled kernel ", path, ": ", dlerror(),
+              "\nDelete the file (or the kernel cache directory) to rebuild it.\n",
+              errCode(SubModule::OPS, ErrCode::NOT_FOUND));
+  void* fn = dlsym(handle, symbol.c_str());
+  TORCH_CHECK(fn != nullptr, "compiled kernel ", path, " has no symbol ", symbol,
+              "\nDelete the file (or the kernel cache directory) to rebuild it.\n",
+              errCode(SubModule::OPS, ErrCode::NOT_FOUND));
+  return reinterpret_cast<aclrtKernelFunc>(fn);
+}
+
+std::vector<ArgRef> argRefs(const py::handle& list) {
+  std::vector<ArgRef> refs;
+  for (const py::handle& item : list) {
+    auto pair = item.cast<std::pair<int, int>>();
+    refs.push_back({pair.first, pair.second});
+  }
+  return refs;
+}
+
+std::shared_ptr<const CacheEntry> recordFrom(const py::dict& result) {
+  auto record = std::make_shared<KernelRecord>();
+  record->symbol = result["symbol"].cast<std::string>();
+  record->fn = loadKernel(result["so_path"].cast<std::string>(), record->symbol);
+  record->blockDim = result["block_dim"].cast<uint32_t>();
+  record->inputs = argRefs(result["inputs"]);
+  for (const py::handle& item : result["params"]) {
+    auto pair = item.cast<std::pair<int, bool>>();
+    record->params.push_back({pair.first, -1});
+    record->paramIsFloat.push_back(pair.second);
+  }
+  for (const py::handle& item : result["outputs"]) {
+    auto pair = item.cast<std::pair<std::vector<int64_t>, std::string>>();
+    record->outputs.push_back({pair.first, dtypeFromMlir(pair.second)});
+  }
+  auto entry = std::make_shared<CacheEntry>();
+  entry->kind = CacheEntry::Kind::Kernel;
+  entry->kernel = std::move(record);
+  return entry;
+}
+
+std::shared_ptr<const CacheEntry> unsupported(std::string reason) {
+  auto entry = std::make_shared<CacheEntry>();
+  entry->kind = CacheEntry::Kind::Unsupported;
+  entry->reason = std::move(reason);
+  return entry;
+}
+
+}  // namespace
+
+MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase, const std::string& key) {
+  auto start = std::chrono::steady_clock::now();
+  MissResult out;
+  {
+    py::gil_scoped_acquire gil;
+    py::dict result;
+    try {
+      result = py::module_::import("torch_npu.eager.miss")
+                   .attr("compile_for_dispatch")(py::bytes(key), info.name, describeArgs(info, stack, argBase));
+    } catch (py::error_already_set& e) {
+      // A bug in the miss path must not take the op away from the user: say so, run it on the CPU.
+      result["unsupported"] = std::string("the eager compile of ") + info.name + " raised " + e.what() + "\n" +
+                              errCode(SubModule::OPS, ErrCode::INTERNAL);
+      result["crashed"] = true;
+    }
+    if (result.contains("unsupported")) {
+      std::string reason = result["unsupported"].cast<std::string>();
+      // A crash is news (the standard fallback warning only says "not supported"): say what happened.
+      if (result["crashed"].cast<bool>()) TORCH_WARN(reason);
+      out.entry = unsupported(std::move(reason));
+    } else {
+      try {
+        out.entry = recordFrom(result);
+        out.bakedArgs = result["baked"].cast<std::vector<int>>();
+      } catch (const c10::Error& e) {
+        TORCH_WARN(e.what_without_backtrace());
+        out.entry = unsupported(e.what_without_backtrace());
+      }
+    }
+  }
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+  info.stats.compileMicros += micros.count();
+  return out;
+}
+
+}  // namespace torch_npu::eager

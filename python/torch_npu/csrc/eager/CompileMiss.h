@@ -1,0 +1,19 @@
+// The miss path: ask Python (torch_npu.eager.miss) for a kernel for one call, load it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "torch_npu/csrc/eager/KernelCache.h"
+
+namespace torch_npu::eager {
+
+struct MissResult {
+  std::shared_ptr<const CacheEntry> entry;  // Kernel or Unsupported
+  std::vector<int> bakedArgs;               // arguments whose values the kernel was built for
+};
+
+// Takes the GIL. `key` is the call's structural key; compile time is added to the op's stats.
+MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase, const std::string& key);
+
+}  // namespace torch_npu::eager

@@ -1,0 +1,176 @@
+#include "torch_npu/csrc/eager/EagerDispatch.h"
+
+#include <ATen/Dispatch.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <cstring>
+
+#include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/aten/CpuFallback.h"
+#include "torch_npu/csrc/core/NpuAllocator.h"
+#include "torch_npu/csrc/core/NpuStream.h"
+#include "torch_npu/csrc/eager/CompileMiss.h"
+#include "torch_npu/csrc/eager/KernelCache.h"
+
+namespace torch_npu::eager {
+namespace {
+
+constexpr c10::DispatchKeySet kNpuKeys{c10::DispatchKey::PrivateUse1};
+
+// The entry for this call: from the cache (a hit), or compiled now (a miss).
+std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase,
+                                          const std::string& key) {
+  std::shared_ptr<const CacheEntry> entry = lookup(key);
+  std::string full;
+  if (entry && entry->kind == CacheEntry::Kind::Baked) {
+    full = key;
+    appendBakedValues(stack, argBase, entry->bakedArgs, full);
+    entry = lookup(full);
+  }
+  if (entry) {
+    ++info.stats.hits;
+    return entry;
+  }
+  ++info.stats.misses;
+  MissResult miss = compileMiss(info, stack, argBase, key);
+  if (miss.bakedArgs.empty()) {
+    eager::store(key, miss.entry);
+  } else {
+    auto baked = std::make_shared<CacheEntry>();
+    baked->kind = CacheEntry::Kind::Baked;
+    baked->bakedArgs = miss.bakedArgs;
+    eager::store(key, baked);
+    full = key;
+    appendBakedValues(stack, argBase, miss.bakedArgs, full);
+    eager::store(full, miss.entry);
+  }
+  return miss.entry;
+}
+
+// A CPU 0-d tensor is read directly: item() would go through the dispatcher on every call.
+template <typename T>
+T hostValue(const at::Tensor& t) {
+  T value{};
+  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, t.scalar_type(), "hostValue",
+                             [&] { value = static_cast<T>(*t.const_data_ptr<scalar_t>()); });
+  return value;
+}
+
+uint64_t paramSlot(const c10::IValue& v, bool isFloat) {
+  uint64_t slot = 0;
+  if (isFloat) {
+    double value = v.isTensor() ? hostValue<double>(v.toTensor()) : v.toScalar().toDouble();
+    std::memcpy(&slot, &value, sizeof(value));
+  } else {
+    int64_t value = v.isTensor() ? hostValue<int64_t>(v.toTensor()) : v.toScalar().toLong();
+    std::memcpy(&slot, &value, sizeof(value));
+  }
+  return slot;
+}
+
+// The kernel may write straight into `target` only when no input overlaps it, except an
+// input that is exactly `target` of a pointwise op (element i is read before it is written).
+bool canWriteInto(const at::Tensor& target, const OutputSpec& spec, const OpInfo& info,
+                  const std::vector<at::Tensor>& inputs) {
+  if (target.scalar_type() != spec.dtype || target.sizes() != c10::IntArrayRef(spec.sizes) ||
+      !target.is_contiguous()) {
+    return false;
+  }
+  const void* storage = target.storage().data();
+  for (const at::Tensor& in : inputs) {
+    if (in.storage().data() != storage) continue;
+    bool same = in.data_ptr() == target.data_ptr() && in.sizes() == target.sizes() && in.strides() == target.strides();
+    if (!(same && info.pointwise)) return false;
+  }
+  return true;
+}
+
+void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stack, size_t argBase) {
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(kernel.inputs.size());
+  for (const ArgRef& ref : kernel.inputs) {
+    const c10::IValue& v = (*stack)[argBase + ref.arg];
+    inputs.push_back(ref.element < 0 ? v.toTensor() : v.toTensorList().get(ref.element));
+  }
+  c10::Device device = inputs.empty() ? c10::Device(c10::DeviceType::PrivateUse1) : inputs.front().device();
+  c10::DeviceGuard guard(device);
+  c10::Stream stream = getCurrentStream(device.index());
+
+  // Where each result goes: a fresh tensor, or the in-place / out= tensor the caller gave.
+  std::vector<at::Tensor> targets;
+  if (info.inplaceSelf >= 0) {
+    targets.push_back((*stack)[argBase + info.inplaceSelf].toTensor());
+  } else {
+    for (size_t i = 0; i < info.isOut.size(); ++i) {
+      if (info.isOut[i]) targets.push_back((*stack)[argBase + i].toTensor());
+    }
+  }
+  std::vector<at::Tensor> results(kernel.outputs.size());
+  std::vector<std::pair<at::Tensor, at::Tensor>> copyBack;  // (temporary, target)
+  for (size_t j = 0; j < kernel.outputs.size(); ++j) {
+    const OutputSpec& spec = kernel.outputs[j];
+    if (j < targets.size()) {
+      at::Tensor& target = targets[j];
+      if (info.inplaceSelf >= 0) {
+        TORCH_CHECK(target.sizes() == c10::IntArrayRef(spec.sizes), "output with shape ", target.sizes(),
+                    " doesn't match the broadcast shape ", c10::IntArrayRef(spec.sizes), "\n",
+                    errCode(SubModule::OPS, ErrCode::PARAM));
+      } else {
+        at::native::resize_output(target, spec.sizes);
+      }
+      TORCH_CHECK(c10::canCast(spec.dtype, target.scalar_type()), "result type ", spec.dtype,
+                  " can't be cast to the desired output type ", target.scalar_type(), "\n",
+                  errCode(SubModule::OPS, ErrCode::TYPE));
+      if (canWriteInto(target, spec, info, inputs)) {
+        results[j] = target;
+        continue;
+      }
+      results[j] = at::detail::empty_generic(spec.sizes, npuAllocator(), kNpuKeys, spec.dtype, std::nullopt);
+      copyBack.emplace_back(results[j], target);
+    } else {
+      results[j] = at::detail::empty_generic(spec.sizes, npuAllocator(), kNpuKeys, spec.dtype, std::nullopt);
+    }
+  }
+
+  std::vector<uint64_t> slots;
+  slots.reserve(inputs.size() + results.size() + kernel.params.size());
+  for (const at::Tensor& t : inputs) slots.push_back(reinterpret_cast<uint64_t>(t.const_data_ptr()));
+  for (const at::Tensor& t : results) slots.push_back(reinterpret_cast<uint64_t>(t.data_ptr()));
+  for (size_t p = 0; p < kernel.params.size(); ++p) {
+    slots.push_back(paramSlot((*stack)[argBase + kernel.params[p].arg], kernel.paramIsFloat[p]));
+  }
+  NPU_CHECK_ACL(aclrtLaunchKernel(kernel.fn, kernel.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
+                                  kernel.symbol.c_str(), nativeStream(stream)));
+  // Ordered after the kernel on the same stream; copy_ also casts to the target's dtype.
+  for (auto& [temporary, target] : copyBack) target.copy_(temporary);
+
+  torch::jit::drop(*stack, info.isOut.size());
+  if (!targets.empty()) {
+    for (at::Tensor& t : targets) stack->emplace_back(std::move(t));
+  } else {
+    for (at::Tensor& t : results) stack->emplace_back(std::move(t));
+  }
+}
+
+}  // namespace
+
+void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const OpInfo& info = opInfo(op);
+  const size_t argBase = stack->size() - info.isOut.size();
+  std::string key;
+  key.reserve(192);
+  std::shared_ptr<const CacheEntry> entry;
+  if (buildKey(info, *stack, argBase, key)) entry = resolve(info, *stack, argBase, key);
+  if (!entry || entry->kind != CacheEntry::Kind::Kernel) {
+    ++info.stats.fallback;
+    cpuFallback(op, stack);
+    return;
+  }
+  ++info.stats.compiled;
+  run(info, *entry->kernel, stack, argBase);
+}
+
+}  // namespace torch_npu::eager

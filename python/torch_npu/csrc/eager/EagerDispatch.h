@@ -1,0 +1,19 @@
+// The eager dispatcher: the PrivateUse1 kernel of every op listed in
+// aten/npu_native_functions.yaml. A call is keyed (KernelCache.h); a hit allocates the
+// outputs and launches the cached kernel on the current stream without Python or the
+// GIL; a miss asks torch_npu.eager.miss (under the GIL) for a kernel built by a compile
+// worker, loads it and caches it; an op the compiler cannot build runs on the CPU fallback.
+#pragma once
+
+#include <ATen/core/stack.h>
+
+namespace c10 {
+class OperatorHandle;
+}
+
+namespace torch_npu::eager {
+
+// Boxed kernel: consumes the op's arguments from `stack` and pushes its returns.
+void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+}  // namespace torch_npu::eager

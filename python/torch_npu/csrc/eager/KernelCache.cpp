@@ -1,0 +1,202 @@
+#include "torch_npu/csrc/eager/KernelCache.h"
+
+#include <ATen/Dispatch.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace torch_npu::eager {
+namespace {
+
+std::mutex opInfoMutex;
+std::unordered_map<const void*, std::unique_ptr<OpInfo>> opInfos;
+
+std::mutex cacheMutex;
+std::unordered_map<std::string, std::shared_ptr<const CacheEntry>> cache;
+
+template <typename T>
+void appendRaw(std::string& key, T value) {
+  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+bool isNpu(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+
+bool appendTensor(const at::Tensor& t, std::string& key) {
+  if (!t.defined()) {
+    key.push_back('u');
+    return true;
+  }
+  if (t.is_conj() || t.is_neg() || t.layout() != c10::kStrided) return false;
+  if (isNpu(t)) {
+    if (t.numel() == 0) return false;
+    key.push_back('T');
+    appendRaw(key, static_cast<int8_t>(t.scalar_type()));
+    appendRaw(key, static_cast<int8_t>(t.dim()));
+    for (int64_t s : t.sizes()) appendRaw(key, s);
+    for (int64_t s : t.strides()) appendRaw(key, s);
+    return true;
+  }
+  // A CPU 0-d tensor (a Python number wrapped by torch, or torch.tensor(2.0)) is a value, read on the host.
+  if (!t.device().is_cpu() || t.dim() != 0) return false;
+  key.push_back('S');
+  appendRaw(key, static_cast<int8_t>(t.scalar_type()));
+  key.push_back(t.unsafeGetTensorImpl()->is_wrapped_number() ? 'w' : 't');
+  return true;
+}
+
+bool appendValue(const c10::IValue& v, bool scalarLike, std::string& key) {
+  if (v.isTensor()) return appendTensor(v.toTensor(), key);
+  if (v.isNone()) {
+    key.push_back('N');
+  } else if (v.isDouble()) {
+    key.push_back('d');  // always a parameter candidate: its value is never structural
+  } else if (v.isInt()) {
+    key.push_back(scalarLike ? 'i' : 'I');
+    if (!scalarLike) appendRaw(key, v.toInt());
+  } else if (v.isBool()) {
+    key.push_back(v.toBool() ? 'B' : 'b');
+  } else if (v.isIntList()) {
+    key.push_back('L');
+    auto list = v.toIntList();
+    appendRaw(key, static_cast<int32_t>(list.size()));
+    for (int64_t x : list) appendRaw(key, x);
+  } else if (v.isDoubleList()) {
+    key.push_back('F');
+    auto list = v.toDoubleList();
+    appendRaw(key, static_cast<int32_t>(list.size()));
+    for (double x : list) appendRaw(key, x);
+  } else if (v.isBoolList()) {
+    key.push_back('M');
+    for (bool x : v.toBoolList()) key.push_back(x ? '1' : '0');
+    key.push_back(';');
+  } else if (v.isString()) {
+    key.push_back('s');
+    key.append(v.toStringRef());
+    key.push_back('\0');
+  } else if (v.isTensorList()) {
+    key.push_back('l');
+    auto list = v.toTensorList();
+    appendRaw(key, static_cast<int32_t>(list.size()));
+    for (const at::Tensor& t : list) {
+      if (!appendTensor(t, key)) return false;
+    }
+  } else if (v.isOptionalTensorList()) {
+    key.push_back('o');
+    auto list = v.toOptionalTensorList();
+    appendRaw(key, static_cast<int32_t>(list.size()));
+    for (const std::optional<at::Tensor>& t : list) {
+      if (!appendTensor(t.value_or(at::Tensor()), key)) return false;
+    }
+  } else if (v.isDevice()) {
+    key.push_back('D');
+    appendRaw(key, static_cast<int8_t>(v.toDevice().type()));
+  } else {
+    return false;  // complex scalars, generators, ...: no kernel takes them
+  }
+  return true;
+}
+
+double cpuScalarValue(const at::Tensor& t) {
+  double value = 0;
+  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, t.scalar_type(), "cpuScalarValue",
+                             [&] { value = static_cast<double>(*t.const_data_ptr<scalar_t>()); });
+  return value;
+}
+
+}  // namespace
+
+const OpInfo& opInfo(const c10::OperatorHandle& op) {
+  std::lock_guard<std::mutex> lock(opInfoMutex);
+  std::unique_ptr<OpInfo>& slot = opInfos[&op.schema()];
+  if (slot) return *slot;
+  slot = std::make_unique<OpInfo>();
+  const c10::FunctionSchema& schema = op.schema();
+  slot->name = schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+  slot->pointwise = op.hasTag(at::Tag::pointwise);
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const c10::Argument& arg = schema.arguments()[i];
+    c10::TypePtr type = arg.real_type();
+    if (auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
+    slot->scalarLike.push_back(type->kind() == c10::TypeKind::NumberType ||
+                               type->kind() == c10::TypeKind::FloatType);
+    bool written = arg.alias_info() != nullptr && arg.alias_info()->isWrite();
+    slot->isOut.push_back(written && arg.is_out());
+    if (written && !arg.is_out()) slot->inplaceSelf = static_cast<int>(i);
+  }
+  return *slot;
+}
+
+bool buildKey(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase, std::string& key) {
+  key.append(info.name);
+  key.push_back('\0');
+  for (size_t i = 0; i < info.isOut.size(); ++i) {
+    if (info.isOut[i]) continue;
+    if (!appendValue(stack[argBase + i], info.scalarLike[i], key)) return false;
+  }
+  return true;
+}
+
+void appendBakedValues(const torch::jit::Stack& stack, size_t argBase, const std::vector<int>& args,
+                       std::string& key) {
+  key.push_back('|');
+  for (int i : args) {
+    const c10::IValue& v = stack[argBase + i];
+    if (v.isTensor()) {
+      appendRaw(key, cpuScalarValue(v.toTensor()));
+    } else if (v.isDouble()) {
+      appendRaw(key, v.toDouble());
+    } else if (v.isInt()) {
+      appendRaw(key, v.toInt());
+    } else {
+      key.push_back('?');
+    }
+  }
+}
+
+std::shared_ptr<const CacheEntry> lookup(const std::string& key) {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  auto it = cache.find(key);
+  return it == cache.end() ? nullptr : it->second;
+}
+
+void store(const std::string& key, std::shared_ptr<const CacheEntry> entry) {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  cache[key] = std::move(entry);
+}
+
+void clearMemoryCache() {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  cache.clear();
+}
+
+size_t cachedKeyCount() {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  return cache.size();
+}
+
+std::map<std::string, StatsRow> statsSnapshot() {
+  std::lock_guard<std::mutex> lock(opInfoMutex);
+  std::map<std::string, StatsRow> rows;
+  for (const auto& [schema, info] : opInfos) {
+    const OpStats& s = info->stats;
+    rows[info->name] = {s.hits.load(), s.misses.load(), s.compiled.load(), s.fallback.load(),
+                        static_cast<double>(s.compileMicros.load()) / 1e3};
+  }
+  return rows;
+}
+
+void resetStats() {
+  std::lock_guard<std::mutex> lock(opInfoMutex);
+  for (auto& [schema, info] : opInfos) {
+    OpStats& s = info->stats;
+    s.hits = 0;
+    s.misses = 0;
+    s.compiled = 0;
+    s.fallback = 0;
+    s.compileMicros = 0;
+  }
+}
+
+}  // namespace torch_npu::eager

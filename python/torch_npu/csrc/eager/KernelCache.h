@@ -1,0 +1,104 @@
+// The eager dispatcher's per-op kernel cache: a key from the call's structure, and the
+// record of the compiled kernel that serves every call with that key.
+//
+// A key holds the operator name, each tensor's dtype / sizes / strides, and every
+// structural argument (ints, int lists, bools, dtypes, strings, None-ness). Scalar values
+// are left out: they are kernel parameters, so `x * lr` never recompiles when `lr`
+// changes. A value the compiler could not turn into a parameter is "baked": its record
+// says so, and the calls are keyed a second time with those values.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/stack.h>
+#include <c10/core/ScalarType.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "npurt/acl_rt.h"
+
+namespace c10 {
+class OperatorHandle;
+}
+
+namespace torch_npu::eager {
+
+// Where a kernel argument comes from: argument `arg` of the call (element `element` of a
+// tensor list, -1 otherwise).
+struct ArgRef {
+  int arg = 0;
+  int element = -1;
+};
+
+struct OutputSpec {
+  std::vector<int64_t> sizes;
+  c10::ScalarType dtype = c10::ScalarType::Float;
+};
+
+// A compiled kernel and how to feed it: tensor inputs, outputs and scalar parameters in
+// slot order (the ABI of npu_mlir.targets.ascend.sim_abi).
+struct KernelRecord {
+  aclrtKernelFunc fn = nullptr;
+  uint32_t blockDim = 1;
+  std::string symbol;
+  std::vector<ArgRef> inputs;
+  std::vector<ArgRef> params;
+  std::vector<bool> paramIsFloat;  // slot holds a double (else an int64)
+  std::vector<OutputSpec> outputs;
+};
+
+// What a key resolves to.
+struct CacheEntry {
+  enum class Kind { Kernel, Baked, Unsupported } kind = Kind::Unsupported;
+  std::shared_ptr<const KernelRecord> kernel;  // Kernel
+  std::vector<int> bakedArgs;                  // Baked: re-key with these arguments' values
+  std::string reason;                          // Unsupported: why the compiler refused it
+};
+
+// Per-op counters; read by torch_npu.npu.eager_stats().
+struct OpStats {
+  std::atomic<int64_t> hits{0};
+  std::atomic<int64_t> misses{0};
+  std::atomic<int64_t> compiled{0};  // calls that ran a compiled kernel
+  std::atomic<int64_t> fallback{0};  // calls the dispatcher sent to the CPU fallback
+  std::atomic<int64_t> compileMicros{0};
+};
+
+// Facts about an operator's schema the dispatcher needs on every call; computed once.
+struct OpInfo {
+  std::string name;  // "aten::add.Tensor"
+  std::vector<bool> scalarLike;  // argument typed Scalar / float: a parameter candidate
+  std::vector<bool> isOut;       // out= argument (not part of the key)
+  int inplaceSelf = -1;          // argument written in place (add_), else -1
+  bool pointwise = false;        // element i of the result reads only element i of each input
+  mutable OpStats stats;  // counters change on every call; the schema facts never do
+};
+
+const OpInfo& opInfo(const c10::OperatorHandle& op);
+
+// Appends the key of the call on `stack` (the op's arguments are its last entries);
+// false if some argument can never be compiled (e.g. a non-scalar CPU tensor).
+bool buildKey(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase, std::string& key);
+// Appends the values of `args` (for a Baked entry).
+void appendBakedValues(const torch::jit::Stack& stack, size_t argBase, const std::vector<int>& args,
+                       std::string& key);
+
+std::shared_ptr<const CacheEntry> lookup(const std::string& key);
+void store(const std::string& key, std::shared_ptr<const CacheEntry> entry);
+// Forgets every cached key (the disk cache is untouched); loaded libraries stay loaded.
+void clearMemoryCache();
+size_t cachedKeyCount();
+
+// Snapshot of every op's counters, by op name.
+struct StatsRow {
+  int64_t hits, misses, compiled, fallback;
+  double compileMs;
+};
+std::map<std::string, StatsRow> statsSnapshot();
+void resetStats();
+
+}  // namespace torch_npu::eager

@@ -1,0 +1,54 @@
+"""A compile worker process: reads build requests, answers with kernel metadata.
+
+Run as a script (`python compile_worker.py`), never imported through torch_npu: it needs only torch
+and npu_mlir, and must not load the device runtime. Frames on the protocol pipe are a 4-byte
+little-endian length and a pickle: request dict in, ("ok", metadata) or ("error", message) out.
+A crash of MLIR (SIGFPE, LLVM ERROR) ends only this process; the pool in workers.py notices.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import traceback
+
+
+def _read_exact(stream, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = stream.read(size - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+
+def main() -> int:
+    # The protocol gets its own descriptor: MLIR and LLVM print diagnostics to stdout.
+    reply = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = sys.stdin.buffer
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kernel_build  # noqa: E402  (after the path tweak: not imported as torch_npu.eager)
+
+    reply.write(struct.pack("<I", 0))  # ready
+    reply.flush()
+    while True:
+        try:
+            size = struct.unpack("<I", _read_exact(requests, 4))[0]
+            request = pickle.loads(_read_exact(requests, size))
+        except EOFError:
+            return 0
+        try:
+            answer = ("ok", kernel_build.build(request))
+        except Exception as err:  # a rejected op is an answer, not a worker failure
+            answer = ("error", f"{type(err).__name__}: {err}"[:4000] or traceback.format_exc())
+        data = pickle.dumps(answer)
+        reply.write(struct.pack("<I", len(data)) + data)
+        reply.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Plan the compile of one eager call: the op to trace, its inputs, and which values are parameters.
+
+In-place and out= ops compile their functional sibling (`add_.Tensor`, `add.out` -> `add.Tensor`);
+the dispatcher writes the result into the given tensor. A number becomes a kernel parameter (so a
+new value does not recompile) when it sits in a Tensor slot (`x * 2.5` reaches the dispatcher as
+mul.Tensor with a wrapped 0-d tensor), when the op has a sibling overload taking a Tensor there
+(`mul.Scalar` -> `mul.Tensor`), or when it is the `alpha` of add/sub/rsub (traced as a multiply).
+A candidate is kept only if the op's result dtypes and shapes stay those of the original call,
+checked on meta tensors; otherwise its value is "baked" into the kernel and into the cache key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from torch_npu.eager.kernel_build import materialize, resolve_op
+
+DTYPE_NAMES = {"Float": torch.float32, "Half": torch.float16, "BFloat16": torch.bfloat16, "Double": torch.float64,
+               "Long": torch.int64, "Int": torch.int32, "Short": torch.int16, "Char": torch.int8,
+               "Byte": torch.uint8, "Bool": torch.bool}
+# c10::ScalarType numbering: boxed kernels see a `ScalarType dtype` argument as this int.
+SCALAR_TYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32,
+                torch.float64, torch.complex32, torch.complex64, torch.complex128, torch.bool, torch.qint8,
+                torch.quint8, torch.qint32, torch.bfloat16]
+# Which operand `alpha` multiplies.
+ALPHA_SCALES = {"add": "other", "sub": "other", "rsub": "self"}
+
+
+class PlanError(ValueError):
+    """The call cannot be compiled (the dispatcher runs it on the CPU fallback)."""
+
+
+@dataclass
+class Plan:
+    request: dict
+    inputs: list[tuple[int, int]] = field(default_factory=list)   # (argument, list element or -1) per tensor
+    params: list[tuple[int, bool]] = field(default_factory=list)  # (argument, is float) per scalar slot
+    baked: list[int] = field(default_factory=list)                # arguments whose values are compiled in
+
+
+def _signature(schema: torch._C.FunctionSchema, tensorize: frozenset = frozenset()) -> list[tuple[str, str]]:
+    sig = []
+    for a in schema.arguments:
+        if a.is_out:
+            continue
+        kind = str(a.type)
+        if a.name in tensorize:
+            kind = "Tensor?" if kind.endswith("?") else "Tensor"
+        sig.append((a.name, kind))
+    return sig
+
+
+def _sibling(op: torch._ops.OpOverload, signature: list[tuple[str, str]]) -> torch._ops.OpOverload | None:
+    """The non-mutating overload of op's base name with exactly this signature."""
+    base = op._schema.name.split("::")[1].rstrip("_")
+    packet = getattr(torch.ops.aten, base, None)
+    if packet is None:
+        return None
+    for overload in packet.overloads():
+        candidate = getattr(packet, overload)
+        if not candidate._schema.is_mutable and _signature(candidate._schema) == signature:
+            return candidate
+    return None
+
+
+def functional_of(op: torch._ops.OpOverload) -> torch._ops.OpOverload:
+    if not op._schema.is_mutable:
+        return op
+    found = _sibling(op, _signature(op._schema))
+    if found is None:
+        raise PlanError(f"{op._schema.name} has no functional overload with the same arguments")
+    return found
+
+
+def _tensor_leaf(desc: Any, plan: Plan, arg: int, element: int) -> Any:
+    if desc is None:
+        return None
+    if desc[0] != "T":
+        raise PlanError("only 0-d CPU tensors may be mixed with NPU tensors")
+    _, dtype, shape, strides = desc
+    if DTYPE_NAMES.get(dtype) in (None, torch.uint8):
+        raise PlanError(f"dtype {dtype} is not supported by the simulated device")
+    plan.request["tensors"].append((DTYPE_NAMES[dtype], tuple(shape), tuple(strides)))
+    plan.inputs.append((arg, element))
+    return ("tensor", len(plan.request["tensors"]) - 1)
+
+
+def _number(desc: Any) -> tuple[Any, Any] | None:
+    """(value to bake, parameter slot type) of a number argument, or None if it is not one."""
+    if isinstance(desc, tuple) and desc and desc[0] == "S":
+        _, dtype, wrapped, value = desc
+        baked = value if wrapped else torch.tensor(value, dtype=DTYPE_NAMES[dtype])
+        kind = None if isinstance(value, bool) else ("f64" if isinstance(value, float) else "i64")
+        return baked, kind
+    if isinstance(desc, (int, float)) and not isinstance(desc, bool):
+        return desc, "f64" if isinstance(desc, float) else "i64"
+    return None
+
+
+def _results(request: dict) -> list[tuple[torch.dtype, tuple]]:
+    from torch_npu.eager.kernel_build import example_tensors
+
+    tensors, params = example_tensors(request, device="meta")
+    out = materialize(request, tensors, params)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [(o.dtype, tuple(o.shape)) for o in outs]
+
+
+def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
+    """A plan for `op_name` ("aten::add_.Tensor") called with args described by the dispatcher."""
+    op = functional_of(resolve_op(op_name))
+    schema_args = [a for a in op._schema.arguments]
+    if len(schema_args) != len(args):
+        raise PlanError(f"{op_name} got {len(args)} arguments, its functional form takes {len(schema_args)}")
+    plan = Plan({"target": f"{op._schema.name}.{op._overloadname}", "args": [], "tensors": [], "params": [], "block_dim": block_dim,
+                 "name": op_name.split("::")[-1].replace(".", "_")})
+    numbers = {}  # argument -> (baked value, slot type)
+    for i, (schema_arg, desc) in enumerate(zip(schema_args, args)):
+        number = _number(desc)
+        if number is not None:
+            numbers[i] = number
+            plan.request["args"].append(("value", number[0]))
+        elif isinstance(desc, tuple) and desc and desc[0] == "T":
+            plan.request["args"].append(_tensor_leaf(desc, plan, i, -1))
+        elif isinstance(desc, list) and desc and all(d is None or isinstance(d, tuple) for d in desc):
+            plan.request["args"].append(("list", [_tensor_leaf(d, plan, i, j) for j, d in enumerate(desc)]))
+        elif "ScalarType" in str(schema_arg.type) and isinstance(desc, int):
+            plan.request["args"].append(("value", SCALAR_TYPES[desc]))
+        else:
+            plan.request["args"].append(("value", desc))
+    if not plan.request["tensors"]:
+        raise PlanError("the call has no NPU tensor")
+    expected = _results(plan.request)
+    _parameterize(op, schema_args, numbers, plan, expected)
+    return plan
+
+
+def _parameterize(op: torch._ops.OpOverload, schema_args: list, numbers: dict, plan: Plan,
+                  expected: list) -> None:
+    request = plan.request
+    original = (request["target"], list(request["args"]))
+    tensor_slot = {i for i in numbers if str(schema_args[i].type).startswith("Tensor")}
+    scalar_slot = {i for i in numbers if i not in tensor_slot and numbers[i][1] is not None}
+    alpha = next((i for i in scalar_slot if schema_args[i].name == "alpha"), None)
+    base = op._schema.name.split("::")[1]
+    if alpha is not None and base not in ALPHA_SCALES:
+        alpha = None
+    tensorize = {i for i in scalar_slot if i != alpha}
+    target = op
+    if tensorize:
+        target = _sibling(op, _signature(op._schema, frozenset(schema_args[i].name for i in tensorize)))
+        if target is None:
+            tensorize = set()
+            target = op
+    chosen = sorted(i for i in tensor_slot | tensorize if numbers[i][1] is not None)
+    for i in chosen:
+        request["args"][i] = ("param", len(request["params"]))
+        request["params"].append(numbers[i][1])
+    if alpha is not None:
+        operand = [a.name for a in schema_args].index(ALPHA_SCALES[base])
+        request["args"][operand] = ("scaled", request["args"][operand], len(request["params"]))
+        request["args"][alpha] = ("value", 1)
+        request["params"].append(numbers[alpha][1])
+        chosen.append(alpha)
+    request["target"] = f"{target._schema.name}.{target._overloadname}"
+    try:
+        same = _results(request) == expected
+    except (RuntimeError, TypeError):
+        same = False
+    if not same:
+        request["target"], request["args"], request["params"] = original[0], original[1], []
+        chosen = []
+    plan.params = [(i, numbers[i][1] == "f64") for i in chosen]
+    plan.baked = sorted(set(numbers) - set(chosen))

@@ -1,0 +1,150 @@
+"""The pool of compile workers: MLIR runs out of process, so its crashes cannot kill the user's.
+
+Workers (compile_worker.py subprocesses, $TORCH_NPU_COMPILE_WORKERS, default 2) start in the
+background on the first compile and serve requests one at a time each, so misses from several
+threads compile in parallel. A worker that dies or exceeds $TORCH_NPU_COMPILE_TIMEOUT seconds
+(default 300) is killed and replaced; the request that did it raises WorkerCrashed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import queue
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+WORKER_SCRIPT = Path(__file__).with_name("compile_worker.py")
+
+
+class WorkerCrashed(RuntimeError):
+    """The worker died or timed out while compiling a request."""
+
+
+class CompileRejected(RuntimeError):
+    """The compiler refused the request (an error it raised, not a crash)."""
+
+
+def _timeout() -> float:
+    return float(os.environ.get("TORCH_NPU_COMPILE_TIMEOUT", "300"))
+
+
+class Worker:
+    def __init__(self, env: dict) -> None:
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen([sys.executable, str(WORKER_SCRIPT)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=self.log, env=env)
+        self.ready = False
+
+    def _read(self, size: int, deadline: float) -> bytes:
+        data = b""
+        fd = self.process.stdout.fileno()
+        while len(data) < size:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise WorkerCrashed(f"the compile worker gave no answer within {_timeout():.0f} s "
+                                    "(TORCH_NPU_COMPILE_TIMEOUT)")
+            chunk = os.read(fd, size - len(data))
+            if not chunk:
+                raise WorkerCrashed(f"the compile worker died ({self._exit_reason()}): {self._log_tail()}")
+            data += chunk
+        return data
+
+    def _exit_reason(self) -> str:
+        code = self.process.wait(timeout=10)
+        return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+
+    def _log_tail(self) -> str:
+        self.log.seek(0)
+        text = self.log.read().decode(errors="replace").strip().splitlines()
+        return " | ".join(text[-3:])[-600:] or "no message"
+
+    def call(self, request: dict) -> dict:
+        deadline = time.monotonic() + _timeout()
+        if not self.ready:
+            self._read(4, deadline)
+            self.ready = True
+        data = pickle.dumps(request)
+        try:
+            self.process.stdin.write(struct.pack("<I", len(data)) + data)
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise WorkerCrashed(f"the compile worker died ({self._exit_reason()}): {self._log_tail()}") from None
+        size = struct.unpack("<I", self._read(4, deadline))[0]
+        status, payload = pickle.loads(self._read(size, deadline))
+        if status != "ok":
+            raise CompileRejected(payload)
+        return payload
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+
+class CompilePool:
+    def __init__(self, size: int, env: dict) -> None:
+        self._size = size
+        self._env = env
+        self._idle: queue.Queue[Worker] = queue.Queue()
+        self._all: list[Worker] = []
+        self._lock = threading.Lock()
+        self.crashes = 0
+
+    def _start(self) -> None:
+        worker = Worker(self._env)
+        with self._lock:
+            self._all.append(worker)
+        self._idle.put(worker)
+
+    def start(self) -> None:
+        with self._lock:
+            missing = self._size - len(self._all)
+        for _ in range(missing):
+            self._start()
+
+    def compile(self, request: dict) -> dict:
+        self.start()
+        worker = self._idle.get()
+        try:
+            result = worker.call(request)
+        except WorkerCrashed:
+            self.crashes += 1
+            with self._lock:
+                self._all.remove(worker)
+            worker.kill()
+            self._start()
+            raise
+        except BaseException:
+            self._idle.put(worker)
+            raise
+        self._idle.put(worker)
+        return result
+
+    def shutdown(self) -> None:
+        with self._lock:
+            workers, self._all = self._all, []
+        for worker in workers:
+            worker.kill()
+
+
+_pool: list[CompilePool] = []
+_pool_lock = threading.Lock()
+
+
+def pool(env_overrides: dict) -> CompilePool:
+    """The process's pool, created on first use with these extra environment variables."""
+    with _pool_lock:
+        if not _pool:
+            size = max(1, int(os.environ.get("TORCH_NPU_COMPILE_WORKERS", "2")))
+            _pool.append(CompilePool(size, dict(os.environ, **env_overrides)))
+            atexit.register(_pool[0].shutdown)
+        return _pool[0]
