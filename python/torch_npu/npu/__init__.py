@@ -7,7 +7,7 @@ statistics never initialise the device; anything that needs one does so lazily.
 from torch_npu.npu import amp
 from torch_npu.npu.amp import get_amp_supported_dtype, is_bf16_supported
 from torch_npu.eager.stats import eager_stats, reset_eager_stats
-from torch_npu.npu.device import (
+from torch_npu.npu.devices import (
     current_device,
     device,
     device_count,

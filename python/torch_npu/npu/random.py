@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import torch
 
 from torch_npu import _C
-from torch_npu.npu.device import _DeviceLike, _get_device_index, device_count
+from torch_npu.npu.devices import _DeviceLike, _get_device_index, device_count
 from torch_npu.npu.initialization import _lazy_call, _lazy_init
 
 __all__ = [

@@ -10,8 +10,8 @@ from typing import Any
 import torch
 
 from torch_npu import _C
-from torch_npu.npu.device import _DeviceLike, _get_device_index
-from torch_npu.npu.device import device as _device_ctx
+from torch_npu.npu.devices import _DeviceLike, _get_device_index
+from torch_npu.npu.devices import device as _device_ctx
 from torch_npu.npu.initialization import _lazy_init
 from torch_npu.utils.error_code import ErrCode, pta_error
 

@@ -100,13 +100,7 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
 
   void synchronizeDevice(const c10::DeviceIndex deviceIndex) const override {
-    c10::DeviceIndex device = resolveDevice(deviceIndex);
-    checkNotForkedChild();
-    // aclrtSynchronizeDevice acts on the runtime's current device of this thread.
-    NPU_CHECK_ACL(aclrtSetDevice(device));
-    aclError status = aclrtSynchronizeDevice();
-    NPU_CHECK_ACL(aclrtSetDevice(currentDevice()));
-    NPU_CHECK_ACL(status);
+    torch_npu::synchronizeDevice(deviceIndex);
   }
 
   void recordDataPtrOnStream(const c10::DataPtr& dataPtr, const c10::Stream& stream) const override {

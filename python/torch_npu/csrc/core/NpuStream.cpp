@@ -97,6 +97,16 @@ void synchronizeStream(c10::Stream stream) {
   checkStreamStatus(aclrtSynchronizeStream(nativeStream(stream)), "aclrtSynchronizeStream");
 }
 
+void synchronizeDevice(c10::DeviceIndex device) {
+  device = resolveDevice(device);
+  checkNotForkedChild();
+  // aclrtSynchronizeDevice acts on the runtime's current device of this thread.
+  NPU_CHECK_ACL(aclrtSetDevice(device));
+  aclError status = aclrtSynchronizeDevice();
+  NPU_CHECK_ACL(aclrtSetDevice(currentDevice()));
+  checkStreamStatus(status, "aclrtSynchronizeDevice");
+}
+
 bool queryStream(c10::Stream stream) {
   int32_t done = 0;
   NPU_CHECK_ACL(aclrtStreamQuery(nativeStream(stream), &done));

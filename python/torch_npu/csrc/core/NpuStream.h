@@ -24,6 +24,8 @@ int streamPriority(c10::Stream stream);
 // Waits for the stream; raises the first error a task recorded on it.
 void synchronizeStream(c10::Stream stream);
 bool queryStream(c10::Stream stream);
+// Waits for every stream of `device`; raises the first error a task recorded.
+void synchronizeDevice(c10::DeviceIndex device);
 
 // Queues `task` on `stream`: it runs on the stream's worker after the work queued
 // before it. An exception thrown by the task becomes the stream's pending error,
