@@ -91,6 +91,17 @@ void blocksSpreadOverCorePool() {
   for (auto& slot : slots) EXPECT(slot.load() == 1);
 }
 
+void blocksRunConcurrently() {
+  if (std::thread::hardware_concurrency() < 2) return;  // a one-core host has a one-thread pool
+  aclrtStream s = stream(9);
+  int32_t ms = 200;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_OK(aclrtLaunchKernel(sleepKernel, 2, &ms, sizeof(ms), "sleep2", s));
+  EXPECT_OK(aclrtSynchronizeStream(s));
+  double elapsed = secondsSince(start);
+  EXPECT(elapsed >= 0.2 && elapsed < 0.38);  // two blocks side by side, not one after the other
+}
+
 std::atomic<int32_t> argSeenByKernel{0};
 
 int32_t recordArgKernel(const void* args, uint32_t, uint32_t) {
@@ -164,6 +175,7 @@ int main() {
   RUN(tasksRunInFifoOrder);
   RUN(waitEventOrdersStreams);
   RUN(blocksSpreadOverCorePool);
+  RUN(blocksRunConcurrently);
   RUN(launchCopiesArgs);
   RUN(copiesAndFillsRunOnStream);
   RUN(poolLayoutAndDefaultStream);
