@@ -19,4 +19,6 @@ from torch_npu import npu  # noqa: E402
 torch._register_device_module("npu", npu)
 torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 
+from torch_npu import distributed  # noqa: E402,F401  (registers the "hccl" c10d backend)
+
 __all__ = ["npu"]
