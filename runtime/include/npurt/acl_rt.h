@@ -80,7 +80,9 @@ typedef struct aclrtEventImpl* aclrtEvent;
 
 // Each device owns 1 + 2 * ACL_STREAM_POOL_SIZE streams addressed by index:
 // 0 is the default stream, 1..32 the low-priority pool, 33..64 the high-priority
-// pool. A stream's worker thread starts on its first task.
+// pool. A stream's worker thread starts on its first task. Streams live for the
+// whole process. Wherever a stream is an argument, NULL means the calling
+// thread's current device's default stream, as in ACL.
 #define ACL_STREAM_POOL_SIZE 32
 aclError aclrtGetStreamByIndex(int32_t deviceId, uint32_t index, aclrtStream* stream);
 aclError aclrtStreamGetInfo(aclrtStream stream, int32_t* deviceId, uint32_t* index, int32_t* priority);
@@ -136,7 +138,8 @@ aclError aclrtSynchronizeEvent(aclrtEvent event);
 aclError aclrtEventElapsedTime(float* ms, aclrtEvent start, aclrtEvent end);
 
 // ---------------------------------------------------------------- execution mode
-// ASCEND_LAUNCH_BLOCKING=1 (read once) runs every task synchronously in the caller.
+// ASCEND_LAUNCH_BLOCKING=1 (read once) runs every task synchronously in the caller;
+// a failing task's error is then returned by the call that queued it.
 int32_t aclrtLaunchBlocking(void);
 
 #ifdef __cplusplus
