@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -34,17 +35,22 @@ def cache_dir() -> Path:
     return path
 
 
+def _linker() -> str:
+    # ld directly: the cc driver costs ~20 ms per kernel just to start and pick its arguments.
+    return shutil.which("ld") or "cc"
+
+
 def build_shared_object(llvm_module: ir.Module, so_path: Path, opt_level: int = 3) -> None:
     engine = ExecutionEngine(llvm_module, opt_level=opt_level, enable_object_dump=True, enable_pic=True)
     with tempfile.TemporaryDirectory(dir=so_path.parent) as tmp:
         obj = Path(tmp) / "kernel.o"
         engine.dump_to_object_file(str(obj))
         staged = Path(tmp) / so_path.name
-        result = subprocess.run(["cc", "-shared", "-o", str(staged), str(obj), "-lm"],
+        result = subprocess.run([_linker(), "-shared", "-o", str(staged), str(obj), "-lm"],
                                 capture_output=True, text=True)
         if result.returncode != 0:
-            raise SimCompileError(f"linking the kernel failed ({result.stderr.strip()}); check that a C "
-                                  "compiler (cc) is installed", code="ERR03009")
+            raise SimCompileError(f"linking the kernel failed ({result.stderr.strip()}); check that binutils "
+                                  "(ld) or a C compiler (cc) is installed", code="ERR03009")
         os.replace(staged, so_path)
 
 

@@ -25,8 +25,9 @@ ROOT_ATTR = "npu.root"
 TILE_ID_ATTR = "npu.tile_id"
 # Elements one UB tile covers in its innermost dims: four 512-bit registers of f32.
 VECTOR_ELEMENTS = 64
-# Register tile of a contraction (M, N): 8 accumulator rows of 16 lanes, as PLATFORM-NOTES measured.
-CONTRACTION_TILE = (8, 16)
+# Register tile of a contraction (M, N): 8 rows of two 16-lane registers = 16 accumulators, half
+# the register file, with one broadcast of A feeding two FMAs.
+CONTRACTION_TILE = (8, 32)
 # Cache tile of a contraction (N, K): a 128x256 f32 panel of B (128 KiB) stays in L2 while every
 # register tile of the block's rows streams through it; untiled, each row tile re-reads all of B.
 CONTRACTION_PANEL = (128, 256)
