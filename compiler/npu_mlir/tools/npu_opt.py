@@ -8,6 +8,7 @@ diagnostics go to stderr as `file:line:col: error: message`.
 """
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -100,6 +101,15 @@ def split_input(source: str, split: bool) -> list[tuple[str, int]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`npu-opt ... | head`): silence the flush at exit, as mlir-opt would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args, extra = _parser().parse_known_args(argv)
     if args.list_passes:
         list_passes(sys.stdout)
