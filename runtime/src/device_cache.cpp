@@ -75,6 +75,8 @@ size_t DeviceCache::allowedBytes() const { return static_cast<size_t>(fraction_ 
 
 aclError DeviceCache::malloc(void** ptr, size_t size, aclrtStream stream, const std::string& context) {
   std::unique_lock<std::mutex> lock(mutex_);
+  // Beyond the capacity nothing can help, and rounding such sizes could overflow.
+  if (size > deviceCapacity()) return outOfMemory(size, size, context);
   processEvents();
   size_t rounded = size < kMinBlockSize ? kMinBlockSize : roundUp(size, kMinBlockSize);
   bool small = rounded <= kSmallSize;

@@ -37,6 +37,13 @@ void oomReportsThenDeviceRecovers() {
   EXPECT_OK(npurt::cacheEmpty(0));
 }
 
+void hugeRequestIsOomNotOverflow() {
+  void* ptr = nullptr;
+  EXPECT(npurt::cacheMalloc(&ptr, SIZE_MAX, 0, nullptr) == ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT(ptr == nullptr);
+  EXPECT(aclrtMalloc(&ptr, SIZE_MAX - 10, 0) == ACL_ERROR_RT_MEMORY_ALLOCATION);
+}
+
 void rawMallocBeyondCapacity() {
   void* ptr = nullptr;
   EXPECT(aclrtMalloc(&ptr, 65 * kMiB, 1) == ACL_ERROR_RT_MEMORY_ALLOCATION);
@@ -70,6 +77,7 @@ int main() {
   setenv("NPU_SIM_DEVICE_MEMORY", "64M", 1);
   RUN(retryFreesTheCache);
   RUN(oomReportsThenDeviceRecovers);
+  RUN(hugeRequestIsOomNotOverflow);
   RUN(rawMallocBeyondCapacity);
   RUN(memoryFractionCapsReservation);
   return 0;
