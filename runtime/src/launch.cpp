@@ -11,6 +11,9 @@
 namespace npurt {
 namespace {
 
+// Packed kernel arguments are pointers and scalars; anything this large is a caller bug.
+constexpr size_t kMaxArgsSize = size_t(64) << 10;
+
 const char* kindName(aclrtMemcpyKind kind) {
   switch (kind) {
     case ACL_MEMCPY_HOST_TO_HOST: return "HOST_TO_HOST";
@@ -31,7 +34,7 @@ aclError checkSide(const void* ptr, size_t count, bool device, const char* role,
     return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": " + role + " is not device memory (kind " +
                                              kindName(kind) + ")");
   }
-  if (device && address + count > range.base + range.size) {
+  if (device && count > range.base + range.size - address) {
     return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": " + std::to_string(count) + " bytes at " + role +
                                              " run past the end of its device allocation");
   }
@@ -105,6 +108,10 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
                            const char* name, aclrtStream stream) {
   if (kernel == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: kernel is null");
   if (blockDim == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: blockDim is 0");
+  if (argsSize > npurt::kMaxArgsSize) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: argsSize " + std::to_string(argsSize) +
+                                             " exceeds the " + std::to_string(npurt::kMaxArgsSize) + "-byte argument limit");
+  }
   if (args == nullptr && argsSize > 0) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: args is null but argsSize is " + std::to_string(argsSize));
   }

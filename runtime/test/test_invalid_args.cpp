@@ -30,6 +30,7 @@ void memoryArgs() {
   EXPECT(aclrtFree(ptr) == ACL_ERROR_INVALID_PARAM);  // double free
   EXPECT(contains(aclGetRecentErrMsg(), "already freed"));
   EXPECT(aclrtMallocHost(nullptr, 16) == ACL_ERROR_INVALID_PARAM);
+  EXPECT(aclrtMallocHost(&ptr, SIZE_MAX) == ACL_ERROR_RT_MEMORY_ALLOCATION);
   EXPECT(aclrtFreeHost(&onStack) == ACL_ERROR_INVALID_PARAM);
   aclrtMemLocation location;
   EXPECT(aclrtPointerGetAttributes(&onStack, nullptr, nullptr) == ACL_ERROR_INVALID_PARAM);
@@ -42,6 +43,8 @@ void copyArgs() {
   char host[2048];
   EXPECT(aclrtMemcpy(dev, 1024, host, 2048, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_ERROR_INVALID_PARAM);  // > destMax
   EXPECT(aclrtMemcpy(host, 2048, dev, 2048, ACL_MEMCPY_DEVICE_TO_HOST) == ACL_ERROR_INVALID_PARAM);  // past the end
+  EXPECT(aclrtMemcpy(host, SIZE_MAX, static_cast<char*>(dev) + 512, SIZE_MAX - 256, ACL_MEMCPY_DEVICE_TO_HOST) ==
+         ACL_ERROR_INVALID_PARAM);  // the end address would wrap around
   EXPECT(contains(aclGetRecentErrMsg(), "past the end"));
   EXPECT(aclrtMemcpy(host, 1024, host + 1024, 16, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_ERROR_INVALID_PARAM);
   EXPECT(contains(aclGetRecentErrMsg(), "not device memory"));
@@ -63,6 +66,8 @@ void streamAndLaunchArgs() {
   EXPECT(aclrtLaunchKernel(nullptr, 1, nullptr, 0, "k", nullptr) == ACL_ERROR_INVALID_PARAM);
   EXPECT(aclrtLaunchKernel(sleepKernel, 0, nullptr, 0, "k", nullptr) == ACL_ERROR_INVALID_PARAM);
   EXPECT(aclrtLaunchKernel(sleepKernel, 1, nullptr, 4, "k", nullptr) == ACL_ERROR_INVALID_PARAM);
+  static char big[(64 << 10) + 1];
+  EXPECT(aclrtLaunchKernel(sleepKernel, 1, big, sizeof(big), "k", nullptr) == ACL_ERROR_INVALID_PARAM);
   EXPECT(aclrtLaunchHostFunc(nullptr, nullptr, nullptr) == ACL_ERROR_INVALID_PARAM);
 }
 
