@@ -109,8 +109,8 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
   if (kernel == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: kernel is null");
   if (blockDim == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: blockDim is 0");
   if (argsSize > npurt::kMaxArgsSize) {
-    return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: argsSize " + std::to_string(argsSize) +
-                                             " exceeds the " + std::to_string(npurt::kMaxArgsSize) + "-byte argument limit");
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: argsSize " + std::to_string(argsSize) + " exceeds the " +
+                                             std::to_string(npurt::kMaxArgsSize) + "-byte argument limit");
   }
   if (args == nullptr && argsSize > 0) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: args is null but argsSize is " + std::to_string(argsSize));

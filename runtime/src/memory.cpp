@@ -124,7 +124,8 @@ aclError aclrtMallocHost(void** hostPtr, size_t size) {
   *hostPtr = nullptr;
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: size is 0");
   if (size > SIZE_MAX - 64) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: " + std::to_string(size) + " bytes cannot be allocated");
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                "aclrtMallocHost: " + std::to_string(size) + " bytes cannot be allocated");
   }
   size_t rounded = (size + 63) / 64 * 64;
   void* ptr = std::aligned_alloc(64, rounded);
