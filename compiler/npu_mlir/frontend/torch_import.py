@@ -86,46 +86,78 @@ def _trace(fn: Callable, example: Sequence[torch.Tensor]) -> torch.fx.GraphModul
         raise FrontendError(f"tracing with make_fx failed: {err}") from err
 
 
-def _as_parameter(op: torch._ops.OpOverload, leaves: list, position: int) -> torch.Tensor | None:
-    """The 0-d tensor standing for a scalar leaf, or None when it must stay a constant."""
-    value = leaves[position]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _as_parameter(value: Any, tensors: list[torch.Tensor]) -> torch.Tensor | None:
+    """The 0-d tensor standing for a scalar value, or None when it must stay a constant."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not tensors:
         return None
     param = torch.tensor(value, dtype=torch.float64 if isinstance(value, float) else torch.int64)
-    tensors = [v for v in leaves if isinstance(v, torch.Tensor)]
-    if not tensors:
-        return None
     try:
         return param if torch.result_type(tensors[0], param) == torch.result_type(tensors[0], value) else None
     except (TypeError, RuntimeError):
         return None
 
 
+def _tensor_overload(op: torch._ops.OpOverload, names: set[str]) -> torch._ops.OpOverload | None:
+    """A sibling overload taking Tensors for the Scalar arguments `names` (add.Scalar -> add.Tensor,
+    clamp -> clamp.Tensor, pow.Tensor_Scalar -> pow.Tensor_Tensor), all else identical."""
+    base = {a.name: str(a.type) for a in op._schema.arguments}
+    for overload in op.overloadpacket.overloads():
+        candidate = getattr(op.overloadpacket, overload)
+        args = {a.name: str(a.type) for a in candidate._schema.arguments}
+        if args.keys() != base.keys() or len(candidate._schema.returns) != len(op._schema.returns):
+            continue
+        if all(args[k] in ("Tensor", "Optional[Tensor]") if k in names else args[k] == base[k] for k in base):
+            return candidate
+    return None
+
+
+class _Slot:
+    """Marks a top-level scalar argument while flattening, to find its leaf position."""
+
+
 def import_aten_op(op: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict | None = None) -> ImportedGraph:
-    """One aten op with its example arguments -> linalg module; tensors and value scalars are inputs."""
-    leaves, spec = tree_flatten((tuple(args), dict(kwargs or {})))
-    schema_takes_tensor = {a.name for a in op._schema.arguments if isinstance(a.type, torch.TensorType)}
-    arg_names = [a.name for a in op._schema.arguments]
+    """One aten op with its example arguments -> linalg module; tensors and value scalars are inputs.
+
+    A number passed where the schema takes a Tensor (`x * 0.5` reaches aten as mul.Tensor) becomes a
+    parameter; numbers of Scalar-typed arguments do too when a sibling overload takes a Tensor there
+    (mul.Scalar, clamp's min/max). Others (`alpha`, dims, flags) stay constants of the graph.
+    """
+    args, kwargs = list(args), dict(kwargs or {})
+    schema = op._schema.arguments
+    named = {a.name: a for a in schema}
+    top = [(schema[p].name if p < len(schema) else None, v) for p, v in enumerate(args)] + list(kwargs.items())
+    tensors = [v for v in tree_flatten((args, kwargs))[0] if isinstance(v, torch.Tensor)]
+    wanted = {name: _as_parameter(v, tensors) for name, v in top if name in named}
+    wanted = {k: v for k, v in wanted.items() if v is not None}
+    scalar_typed = {k for k in wanted if str(named[k].type) not in ("Tensor", "Optional[Tensor]")}
+    target = op
+    if scalar_typed:
+        target = _tensor_overload(op, scalar_typed) or op
+        if target is op:
+            wanted = {k: v for k, v in wanted.items() if k not in scalar_typed}
+
+    marked_args = [_Slot() if p < len(schema) and schema[p].name in wanted else v for p, v in enumerate(args)]
+    marked_kwargs = {k: _Slot() if k in wanted else v for k, v in kwargs.items()}
+    leaves, spec = tree_flatten((marked_args, marked_kwargs))
+    slot_names = [schema[p].name for p, v in enumerate(marked_args) if isinstance(v, _Slot)] + \
+                 [k for k, v in marked_kwargs.items() if isinstance(v, _Slot)]
     example, positions, scalars = [], [], []
+    slot_iter = iter(slot_names)
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, torch.Tensor):
             positions.append(i)
             example.append(leaf)
-            continue
-        # Only a leaf that is a whole positional argument typed Tensor may be swapped for a tensor.
-        name = arg_names[i] if i < len(args) and i < len(arg_names) else None
-        param = _as_parameter(op, leaves, i) if name in schema_takes_tensor else None
-        if param is not None:
+        elif isinstance(leaf, _Slot):
             positions.append(i)
             scalars.append(len(example))
-            example.append(param)
+            example.append(wanted[next(slot_iter)])
 
-    def call(*tensors: torch.Tensor) -> Any:
+    def call(*values: torch.Tensor) -> Any:
         filled = list(leaves)
-        for pos, t in zip(positions, tensors):
+        for pos, t in zip(positions, values):
             filled[pos] = t
         call_args, call_kwargs = tree_unflatten(filled, spec)
-        return op(*call_args, **call_kwargs)
+        return target(*call_args, **call_kwargs)
 
     module = _lower(_trace(call, example))
     return ImportedGraph(module, tuple(positions), tuple(scalars))

@@ -38,6 +38,29 @@ def test_int_scalar_parameter_and_alpha():
     torch.testing.assert_close(run_on_host(kernel, [x], scalars=[-4])[0], x - 4)
 
 
+@pytest.mark.parametrize("op,args,new_values", [
+    (torch.ops.aten.clamp.default, (-0.5, 0.5), (-0.1, 0.2)),       # Scalar? -> clamp.Tensor
+    (torch.ops.aten.mul.Scalar, (3.0,), (-7.0,)),                     # mul.Scalar -> mul.Tensor
+    (torch.ops.aten.pow.Tensor_Scalar, (2.0,), (0.5,)),               # -> pow.Tensor_Tensor
+])
+def test_scalar_typed_arguments_become_parameters(op, args, new_values):
+    x = torch.rand(8, 16) + 0.1
+    graph = import_aten_op(op, (x, *args))
+    assert len(graph.scalar_inputs) == len(args)
+    kernel = compile_linalg(graph.module, name="p", scalar_inputs=graph.scalar_inputs)
+    for values in (args, new_values):
+        torch.testing.assert_close(run_on_host(kernel, [x], scalars=values)[0], op(x, *values))
+
+
+def test_structural_arguments_stay_constants():
+    x = torch.randn(4, 6)
+    assert import_aten_op(torch.ops.aten.sum.dim_IntList, (x, [1])).scalar_inputs == ()
+    graph = import_aten_op(torch.ops.aten.cat.default, ([x, x], 1))
+    assert graph.scalar_inputs == () and len(graph.inputs) == 2
+    kernel = compile_linalg(graph.module, name="cat")
+    torch.testing.assert_close(run_on_host(kernel, [x, x])[0], torch.cat([x, x], 1))
+
+
 def test_scalar_that_changes_dtype_stays_constant():
     x = torch.arange(6, dtype=torch.int32)
     graph = import_aten_op(torch.ops.aten.mul.Tensor, (x, 0.5))
