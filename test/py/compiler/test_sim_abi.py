@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from npu_mlir.frontend import FrontendError, import_aten_op, import_fx_graph
-from npu_mlir.targets.ascend.sim import SYMBOL_PREFIX, SimTiling, compile_linalg, pack_args, run_on_host
+from npu_mlir.targets.ascend.sim import (SYMBOL_PREFIX, CompiledKernel, SimTiling, compile_linalg, pack_args,
+                                         run_on_host)
 from npu_mlir.targets.ascend.sim_errors import SimCompileError
 
 pytestmark = pytest.mark.timeout(120)
@@ -92,6 +93,17 @@ def test_symbol_is_prefixed_and_cache_is_reused():
     again = compile_linalg(graph.module, name="exp")
     assert again.from_cache and again.so_path == first.so_path
     torch.testing.assert_close(run_on_host(again, [x])[0], torch.exp(x))
+
+
+def test_kernel_description_round_trips_through_json():
+    """A compile worker hands the kernel to the user process as JSON; the .so is loaded there."""
+    xt = torch.randn(6, 4).t()
+    graph = import_aten_op(torch.ops.aten.mul.Tensor, (xt, 2.0))
+    kernel = compile_linalg(graph.module, name="w", scalar_inputs=graph.scalar_inputs,
+                            input_strides=[tuple(xt.stride()), None])
+    loaded = CompiledKernel.from_json(kernel.to_json())
+    assert loaded.inputs == kernel.inputs and loaded.outputs == kernel.outputs and loaded.scalars == ("f64",)
+    torch.testing.assert_close(run_on_host(loaded, [xt], scalars=[-1.5])[0], xt * -1.5)
 
 
 def test_wrong_input_is_rejected_with_code():

@@ -73,6 +73,24 @@ class CompiledKernel:
         """The `aclrtKernelFunc` pointer, for `aclrtLaunchKernel`."""
         return ctypes.cast(self.function(), ctypes.c_void_p).value
 
+    def to_json(self) -> str:
+        """Everything but the loaded library: what a compile worker sends back to the user process."""
+        return json.dumps({"so_path": self.so_path, "symbol": self.symbol, "block_dim": self.block_dim,
+                           "inputs": [_spec_dict(s) for s in self.inputs],
+                           "outputs": [_spec_dict(s) for s in self.outputs],
+                           "scalars": list(self.scalars), "compile_ms": self.compile_ms})
+
+    @classmethod
+    def from_json(cls, text: str) -> "CompiledKernel":
+        d = json.loads(text)
+        spec = lambda s: TensorSpec(tuple(s["shape"]), s["dtype"], tuple(s["strides"]) if s["strides"] else None)
+        return cls(d["so_path"], d["symbol"], d["block_dim"], tuple(spec(s) for s in d["inputs"]),
+                   tuple(spec(s) for s in d["outputs"]), tuple(d["scalars"]), d["compile_ms"], True)
+
+
+def _spec_dict(spec: TensorSpec) -> dict:
+    return {"shape": list(spec.shape), "dtype": spec.dtype, "strides": list(spec.strides) if spec.strides else None}
+
 
 _tls = threading.local()
 
