@@ -15,7 +15,7 @@ from ..dialects.ascend import BinaryOp, CastOp, CompareOp, SelectOp, TernaryOp, 
 BINARY = {
     "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
     "arith.mulf": "mul", "arith.muli": "mul", "arith.divf": "div", "arith.divsi": "div",
-    "arith.divui": "div", "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
+    "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
     "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min", "math.powf": "pow",
     "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor",
 }
@@ -23,15 +23,17 @@ UNARY = {
     "arith.negf": "neg", "math.absf": "abs", "math.absi": "abs", "math.exp": "exp",
     "math.log": "log", "math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.tanh": "tanh",
     "math.erf": "erf", "math.sin": "sin", "math.cos": "cos", "math.floor": "floor",
-    "math.ceil": "ceil", "math.round": "round", "math.roundeven": "round",
+    "math.ceil": "ceil", "math.roundeven": "round",
 }
-CASTS = {"arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi",
-         "arith.fptoui", "arith.extsi", "arith.extui", "arith.trunci"}
+# Signed integer casts only: ascend.cast reads integers as signed. Unsigned arithmetic
+# (divui, uitofp, cmpi ult, ...) and math.round (half away from zero; ascend rounds half to
+# even like torch.round) are left to the generic.
+CASTS = {"arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi", "arith.extsi", "arith.trunci"}
 FMA = {"math.fma": "fma"}
 # Enum order of arith.cmpf / arith.cmpi predicates.
 CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult",
         "ule", "une", "uno", "true"]
-CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", None, None, None, None]  # unsigned: not raised
 ASCEND_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
@@ -43,10 +45,10 @@ def _predicate(op: ir.OpView) -> str | None:
     """
     names = CMPF if op.operation.name == "arith.cmpf" else CMPI
     name = names[ir.IntegerAttr(op.attributes["predicate"]).value]
-    return name[-2:] if name[-2:] in ASCEND_PREDICATES else None
+    return name[-2:] if name and name[-2:] in ASCEND_PREDICATES else None
 
 
-def _is_zero(v: ir.Value) -> bool:
+def is_zero_constant(v: ir.Value) -> bool:
     owner = v.owner
     if not isinstance(owner, ir.OpView) or owner.operation.name != "arith.constant":
         return False
@@ -124,7 +126,7 @@ class BodyTranslator:
         cmp = cond.owner
         # select(x > 0, x, 0) is how torch-mlir spells relu.
         if (isinstance(cmp, CompareOp) and cmp.attr_str("predicate") == "gt" and cmp.lhs == t
-                and _is_zero(cmp.rhs) and _is_zero(f)):
+                and is_zero_constant(cmp.rhs) and is_zero_constant(f)):
             return self._emit(UnaryOp(t, ir.StringAttr.get("relu"), out))
         if not isinstance(cond.type, ir.RankedTensorType):
             return None

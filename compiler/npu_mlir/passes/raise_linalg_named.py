@@ -9,19 +9,12 @@ fold back into ascend.conv2d's padding and bias. Any other non-zero init is adde
 from torch_mlir import ir, rewrite
 
 from ..dialects.ascend import BatchMatmulOp, BinaryOp, BroadcastOp, Conv2dOp, MatmulOp, TransposeOp
-
-
-def _is_zero_const(v: ir.Value) -> bool:
-    const = v.owner
-    if not isinstance(const, ir.OpView) or const.operation.name != "arith.constant":
-        return False
-    attr = const.attributes["value"]
-    return isinstance(attr, (ir.FloatAttr, ir.IntegerAttr)) and attr.value == 0
+from .raise_linalg_body import is_zero_constant
 
 
 def _is_zero_fill(v: ir.Value) -> bool:
     fill = v.owner
-    return isinstance(fill, ir.OpView) and fill.operation.name == "linalg.fill" and _is_zero_const(fill.operands[0])
+    return isinstance(fill, ir.OpView) and fill.operation.name == "linalg.fill" and is_zero_constant(fill.operands[0])
 
 
 def _acc_type(elt: ir.Type) -> ir.TypeAttr:
@@ -86,7 +79,7 @@ def _unpadded(x: ir.Value) -> tuple[ir.Value, list[int]]:
     high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
     body = pad.regions[0].blocks[0]
     value = list(body.operations)[-1].operands[0]
-    if low != high or low[:2] != [0, 0] or not _is_zero_const(value):
+    if low != high or low[:2] != [0, 0] or not is_zero_constant(value):
         return x, [0, 0]
     return pad.operands[0], low[2:]
 

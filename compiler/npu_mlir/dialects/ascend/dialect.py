@@ -19,7 +19,7 @@ import types
 from typing import Any
 
 from torch_mlir import ir
-from torch_mlir.dialects.ext import Dialect
+from torch_mlir.dialects.ext import AttributeDef, Dialect, OperandDef, RegionDef, ResultDef
 from torch_mlir.dialects.irdl import Variadicity
 
 from ...targets.ascend.soc import ASCEND910B1, Soc
@@ -137,7 +137,7 @@ class AscendOp(Ascend.Operation):
 
     def _missing_attribute(self) -> str | None:
         for f in self._fields:
-            if f.__class__.__name__ == "AttributeDef" and f.name not in self.attributes:
+            if isinstance(f, AttributeDef) and f.name not in self.attributes:
                 return f"needs attribute '{f.name}'"
         return None
 
@@ -162,9 +162,9 @@ def _install_builder(cls: type) -> None:
     - An explicitly passed false BoolAttr is kept (ext's builder tests attributes for
       truthiness and would replace `false` by the default, or drop it).
     """
-    operands = [f for f in cls._fields if f.__class__.__name__ == "OperandDef"]
-    results = [f for f in cls._fields if f.__class__.__name__ == "ResultDef"]
-    attrs = [f for f in cls._fields if f.__class__.__name__ == "AttributeDef"]
+    operands = [f for f in cls._fields if isinstance(f, OperandDef)]
+    results = [f for f in cls._fields if isinstance(f, ResultDef)]
+    attrs = [f for f in cls._fields if isinstance(f, AttributeDef)]
     for group in (operands, results):
         if sum(f.variadicity != Variadicity.single for f in group) > 1:
             raise TypeError(f"{cls.__name__}: more than one variable-size group")
@@ -194,7 +194,7 @@ def _install_builder(cls: type) -> None:
             results=flatten([f.process_type(a[f.name]) for f in results]),
             operands=flatten([a[f.name] for f in operands]),
             successors=None,
-            regions=len([f for f in cls._fields if f.__class__.__name__ == "RegionDef"]) or None,
+            regions=len([f for f in cls._fields if isinstance(f, RegionDef)]) or None,
             loc=a["loc"],
             ip=a["ip"],
         )

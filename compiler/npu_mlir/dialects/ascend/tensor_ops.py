@@ -2,8 +2,9 @@
 
 Semantics (all value semantics on ranked tensors; "tensor or scalar" operands broadcast a scalar
 of int/float/index type to the result shape, which is how the scalar variants are spelled):
-  unary(x) {kind}                    elementwise; UNARY_KINDS
+  unary(x) {kind}                    elementwise; UNARY_KINDS (round: half to even, as torch)
   binary(lhs, rhs) {kind}            elementwise, tensor or scalar operands; BINARY_KINDS
+                                     (integers are signed; integer div truncates)
   ternary(a, b, c) {kind}            fma = a*b+c, clamp = min(max(a,b),c), lerp = a+c*(b-a)
   cast(x)                            element type conversion, same shape
   compare(lhs, rhs) {predicate}      i1 result; COMPARE_PREDICATES
