@@ -76,6 +76,7 @@ size_t DeviceCache::allowedBytes() const { return static_cast<size_t>(fraction_ 
 aclError DeviceCache::malloc(void** ptr, size_t size, aclrtStream stream, const std::string& context) {
   std::unique_lock<std::mutex> lock(mutex_);
   // Beyond the capacity nothing can help, and rounding such sizes could overflow.
+  lastMallocError_.clear();
   if (size > deviceCapacity()) return outOfMemory(size, size, context);
   processEvents();
   size_t rounded = size < kMinBlockSize ? kMinBlockSize : roundUp(size, kMinBlockSize);
@@ -121,7 +122,10 @@ Block* DeviceCache::takeFreeBlock(Pool& pool, aclrtStream stream, size_t size) {
 Block* DeviceCache::allocateSegment(size_t size, aclrtStream stream, bool small, const std::string& context) {
   if (static_cast<size_t>(stats_.reserved_bytes[kStatAggregate].current) + size > allowedBytes()) return nullptr;
   void* ptr = nullptr;
-  if (aclrtMalloc(&ptr, size, device_) != ACL_SUCCESS) return nullptr;
+  if (aclrtMalloc(&ptr, size, device_) != ACL_SUCCESS) {
+    lastMallocError_ = aclGetRecentErrMsg();
+    return nullptr;
+  }
   Block* block = new Block();
   block->stream = stream;
   block->ptr = reinterpret_cast<uintptr_t>(ptr);
@@ -312,6 +316,7 @@ aclError DeviceCache::outOfMemory(size_t requested, size_t segmentSize, const st
                         gib(capacity) + " of which " + gib(freeBytes) + " is free. This process has " + gib(allocated) +
                         " allocated and " + gib(reserved) + " reserved by the caching allocator (" +
                         gib(reserved - allocated) + " reserved but unallocated).";
+  if (!lastMallocError_.empty()) message += " The last segment allocation failed with: " + lastMallocError_ + ".";
   if (fraction_ < 1.0) {
     message += " The per-process memory fraction " + std::to_string(fraction_) + " caps this process at " +
                gib(allowedBytes()) + ".";

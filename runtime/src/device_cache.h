@@ -110,6 +110,7 @@ class DeviceCache {
   DeviceStats stats_;
   HistorySettings history_;
   std::deque<TraceEntry> trace_;
+  std::string lastMallocError_;  // why aclrtMalloc last failed, for the OOM message
 };
 
 }  // namespace npurt
