@@ -23,6 +23,7 @@ from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.ascend import sim_schedule
+from npu_mlir.targets.ascend.sim_normalize import drop_constant_output_dims
 
 PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
            "linalg-generalize-named-ops, canonicalize, cse)")
@@ -57,6 +58,8 @@ def body_function(module: ir.Module, symbol: str) -> ir.Operation:
 
 def prepare(module: ir.Module) -> None:
     run(module, PREPARE)
+    drop_constant_output_dims(module)
+    run(module, "builtin.module(canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse)")
 
 
 def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
