@@ -4,7 +4,8 @@ A request (made by torch_npu.eager.plan) names the functional aten op to trace a
 its arguments whose leaves are tagged tuples:
     ("tensor", k)        k-th tensor input (described in request["tensors"] as dtype, shape, strides)
     ("param", j)         j-th scalar parameter: a 0-d float64/int64 tensor, a kernel argument
-    ("scaled", leaf, j)  leaf * param j (how `alpha` becomes a parameter)
+    ("param_f32", j)     the same, narrowed to float32 first (for float16/bfloat16 ops)
+    ("scaled", leaf, p)  leaf * parameter leaf p (how `alpha` becomes a parameter)
     ("list", [leaves])   a tensor list
     ("value", v)         a constant
 The same `materialize` runs on meta tensors in the user's process (to check that parameters keep
@@ -13,6 +14,7 @@ the op's result dtypes) and on example tensors here (to trace it).
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Sequence
 
@@ -34,8 +36,11 @@ def _leaf(template: Any, tensors: Sequence[torch.Tensor], params: Sequence[torch
         return tensors[template[1]]
     if tag == "param":
         return params[template[1]]
+    if tag == "param_f32":
+        # float64 -> half does not lower in the sim target; torch computes half ops in float32 anyway.
+        return params[template[1]].to(torch.float32)
     if tag == "scaled":
-        return torch.ops.aten.mul.Tensor(_leaf(template[1], tensors, params), params[template[2]])
+        return torch.ops.aten.mul.Tensor(_leaf(template[1], tensors, params), _leaf(template[2], tensors, params))
     if tag == "list":
         return [_leaf(t, tensors, params) if t is not None else None for t in template[1]]
     return template[1]
@@ -70,6 +75,8 @@ def build(request: dict) -> dict:
     from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg
 
     start = time.perf_counter()
+    # The sim target writes its shared objects where the user's process keeps this compiler version's kernels.
+    os.environ["NPU_MLIR_KERNEL_CACHE"] = request["cache_dir"]
     tensors, params = example_tensors(request)
     n_tensors, n_params = len(tensors), len(params)
 

@@ -39,8 +39,7 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
     disk_key = _disk_key(key, plan, args)
     kernel = disk_cache.load(disk_key)
     if kernel is None:
-        env = {"NPU_MLIR_KERNEL_CACHE": str(disk_cache.version_dir())}
-        kernel = pool(env).compile(plan.request)
+        kernel = pool().compile(dict(plan.request, cache_dir=str(disk_cache.version_dir())))
         disk_cache.store(disk_key, kernel)
     return _answer(plan, kernel)
 

@@ -156,12 +156,16 @@ def _parameterize(op: torch._ops.OpOverload, schema_args: list, numbers: dict, p
             tensorize = set()
             target = op
     chosen = sorted(i for i in tensor_slot | tensorize if numbers[i][1] is not None)
+    half = any(dtype in (torch.float16, torch.bfloat16) for dtype, _, _ in request["tensors"])
     for i in chosen:
-        request["args"][i] = ("param", len(request["params"]))
+        narrow = half and numbers[i][1] == "f64"
+        request["args"][i] = ("param_f32" if narrow else "param", len(request["params"]))
         request["params"].append(numbers[i][1])
     if alpha is not None:
         operand = [a.name for a in schema_args].index(ALPHA_SCALES[base])
-        request["args"][operand] = ("scaled", request["args"][operand], len(request["params"]))
+        narrow = half and numbers[alpha][1] == "f64"
+        scale = ("param_f32" if narrow else "param", len(request["params"]))
+        request["args"][operand] = ("scaled", request["args"][operand], scale)
         request["args"][alpha] = ("value", 1)
         request["params"].append(numbers[alpha][1])
         chosen.append(alpha)

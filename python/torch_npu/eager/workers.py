@@ -140,11 +140,11 @@ _pool: list[CompilePool] = []
 _pool_lock = threading.Lock()
 
 
-def pool(env_overrides: dict) -> CompilePool:
-    """The process's pool, created on first use with these extra environment variables."""
+def pool() -> CompilePool:
+    """The process's pool, created on first use."""
     with _pool_lock:
         if not _pool:
             size = max(1, int(os.environ.get("TORCH_NPU_COMPILE_WORKERS", "2")))
-            _pool.append(CompilePool(size, dict(os.environ, **env_overrides)))
+            _pool.append(CompilePool(size, dict(os.environ)))
             atexit.register(_pool[0].shutdown)
         return _pool[0]
