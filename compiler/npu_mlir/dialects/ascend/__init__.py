@@ -7,6 +7,7 @@ come back as the classes below. See the submodules' docstrings for each op's sem
 from __future__ import annotations
 
 from torch_mlir import ir
+from torch_mlir.dialects._ods_common import _cext
 
 from .dialect import (
     MEMORY_SPACES, TARGET_ATTR, Ascend, AscendOp, FormatAttr, MemSpaceAttr, TargetAttr, module_soc,
@@ -24,6 +25,13 @@ from .tile_ops import (
     MmadOp, SetFlagOp, VBinaryOp, VBroadcastOp, VCastOp, VCompareOp, VDupOp, VReduceOp, VSelectOp,
     VTernaryOp, VUnaryOp, WaitFlagOp,
 )
+
+
+# The bindings look up a Python module per dialect namespace whenever they wrap an op, and a
+# failed lookup is not cached: without this prefix every ascend op wrapped re-runs the import
+# machinery for `torch_mlir.dialects.ascend` (half the time of ascend-fuse).
+if "npu_mlir.dialects" not in _cext.globals.dialect_search_modules:
+    _cext.globals.append_dialect_search_prefix("npu_mlir.dialects")
 
 
 def load_ascend(ctx: ir.Context | None = None) -> None:
