@@ -23,14 +23,25 @@ from torch_mlir.dialects.transform import interpreter
 BLOCK_LOOP_ATTR = "npu.block_loop"
 ROOT_ATTR = "npu.root"
 TILE_ID_ATTR = "npu.tile_id"
-# Elements one UB tile covers in its innermost dims: four 512-bit registers of f32.
+# Elements one UB tile covers in its innermost dims: four 512-bit (eight 256-bit) registers of f32.
 VECTOR_ELEMENTS = 64
-# Register tile of a contraction (M, N): 8 rows of two 16-lane registers = 16 accumulators, half
-# the register file, with one broadcast of A feeding two FMAs.
-CONTRACTION_TILE = (8, 32)
-# Cache tile of a contraction (N, K): a 128x256 f32 panel of B (128 KiB) stays in L2 while every
+
+
+def _host_has_avx512() -> bool:
+    try:
+        with open("/proc/cpuinfo") as info:
+            return any(line.startswith("flags") and " avx512f" in line for line in info)
+    except OSError:
+        return False
+
+
+# Register tile of a contraction (M, N): accumulators must fit the register file with room for the
+# B row and the A broadcast - 8x16 f32 = 8 zmm of 32 with AVX-512 (PLATFORM-NOTES measured it),
+# 4x16 = 8 ymm of 16 with AVX2 (8x16 spills there: measured 0.35x torch against 0.6-0.8x).
+CONTRACTION_TILE = (8, 16) if _host_has_avx512() else (4, 16)
+# Cache tile of a contraction (N, K): a 256x256 f32 panel of B (256 KiB) stays in L2 while every
 # register tile of the block's rows streams through it; untiled, each row tile re-reads all of B.
-CONTRACTION_PANEL = (128, 256)
+CONTRACTION_PANEL = (256, 256)
 
 
 @dataclass(frozen=True)
