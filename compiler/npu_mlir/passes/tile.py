@@ -28,7 +28,8 @@ fp32, 16x32 int8). The result goes on the kernel as `block_dim` and the `tiling`
                tiles = batch * tiles_m * tiles_n output tiles, dealt round-robin: block b takes
                tiles b, b + block_dim, ...; tile t is (batch t // (tiles_m*tiles_n), then row-major
                over (tiles_m, tiles_n))
-               epilogue_tile_elems  UB elements per epilogue buffer (base_m * base_n) in mix kernels
+               with a vector epilogue (mix kernels): epilogue_rows rows of an output tile at a
+               time, each at epilogue_pitch elements in UB; epilogue_ub_bytes in all
   opaque       block_dim 1; `reason` (string) says why the kernel has no tiling
 
 A kernel whose smallest tile still does not fit is an error at the kernel's location.
@@ -41,7 +42,9 @@ from math import ceil
 from torch_mlir import ir
 
 from ..dialects.ascend import load_ascend, module_soc
-from ..targets.ascend.kernel_model import Buffer, KernelModel, analyze, elem_bytes
+from ..targets.ascend.kernel_model import (
+    CUBE_OPS, Buffer, KernelModel, analyze, body_ops, elem_bytes, epilogue_values, is_scalar_op,
+)
 from ..targets.ascend.memory_plan import slots_of
 from ..targets.ascend.soc import Soc
 
@@ -133,7 +136,22 @@ def _round(x: int, m: int) -> int:
     return ceil(x / m) * m
 
 
-def plan_matmul(model: KernelModel, core_type: str, soc: Soc) -> dict[str, int]:
+def plan_epilogue(kernel: ir.Operation, model: KernelModel, base_m: int, base_n: int, soc: Soc) -> dict[str, int]:
+    """Rows of an output tile the vector epilogue handles at once, so all its UB buffers fit."""
+    values = epilogue_values(kernel, model)
+    if isinstance(values, str):
+        raise TilingError(values)
+    align = max(1, soc.ub_align // min(elem_bytes(v.type) for v, _ in values))
+    pitch = _round(base_n, align)
+    per_row = sum(pitch * elem_bytes(v.type) for v, cls in values if cls == "full")
+    fixed = sum(pitch * elem_bytes(v.type) for v, cls in values if cls == "col")
+    rows = min(base_m, (soc.ub_bytes - fixed) // per_row) if soc.ub_bytes > fixed else 0
+    if rows < 1:
+        raise TilingError(f"the epilogue's {len(values)} UB buffers need {per_row + fixed} bytes for one row")
+    return dict(epilogue_rows=rows, epilogue_pitch=pitch, epilogue_ub_bytes=rows * per_row + fixed)
+
+
+def plan_matmul(kernel: ir.Operation, model: KernelModel, core_type: str, soc: Soc) -> dict[str, int]:
     op = model.cube_op
     a, b = (ir.RankedTensorType(v.type) for v in op.operands[:2])
     ta = "transpose_a" in op.attributes and bool(ir.BoolAttr(op.attributes["transpose_a"]).value)
@@ -166,8 +184,8 @@ def plan_matmul(model: KernelModel, core_type: str, soc: Soc) -> dict[str, int]:
                 tiles_m=tiles_m, tiles_n=tiles_n, k_tiles=k_tiles, tail_m=m - (tiles_m - 1) * base_m,
                 tail_n=n - (tiles_n - 1) * base_n, tail_k=k - (k_tiles - 1) * base_k,
                 block_dim=min(cores, batch * tiles_m * tiles_n))
-    if core_type == "mix":
-        plan["epilogue_tile_elems"] = base_m * base_n
+    if any(op.name not in CUBE_OPS and not is_scalar_op(op) for op in body_ops(kernel)):
+        plan.update(plan_epilogue(kernel, model, base_m, base_n, soc))
     return plan
 
 
@@ -188,7 +206,7 @@ def tiling_of(kernel: ir.Operation, soc: Soc) -> dict[str, int | str]:
     elif model.kind == "row":
         plan = plan_rows(model, soc)
     elif model.kind == "matmul":
-        plan = plan_matmul(model, core_type, soc)
+        plan = plan_matmul(kernel, model, core_type, soc)
     else:
         plan = dict(block_dim=1, reason=model.reason)
     return dict(kind=model.kind, buffer_num=BUFFER_NUM, **plan)

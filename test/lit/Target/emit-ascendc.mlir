@@ -37,7 +37,7 @@
 
 // Row reduction: whole rows at a padded pitch, ReduceSum per row into the row-output queue.
 // CHECK-LABEL: // ---- kernel @rowsum (tiling kind row)
-// CHECK: CopyRowsIn(in0, in0Gm[i * tiling_.tile_rows * tiling_.cols], rows, tiling_.cols, tiling_.cols_aligned);
+// CHECK: CopyRowsIn(in0, in0Gm[i * tiling_.tile_rows * tiling_.cols], rows, tiling_.cols, tiling_.cols_aligned, tiling_.cols);
 // CHECK: ReduceSum(out0[r], in0[r * tiling_.cols_aligned], work, tiling_.cols);
 // CHECK: CopyOut1D(out0Gm[i * tiling_.tile_rows], out0, rows);
 "ascend.kernel"() ({

@@ -22,9 +22,9 @@ from npu_mlir.dialects.ascend import load_ascend
 from npu_mlir.frontend.torch_import import import_fx_graph
 from npu_mlir.pipeline import PipelineOptions, run_pipeline
 from npu_mlir.targets.ascend import acl, ascendc, sim
+from test_cpu_twin import CXXFLAGS, twin_include_dir
 
 REPO = Path(npu_mlir.__file__).resolve().parents[2]
-TWIN = REPO / "compiler" / "npu_mlir" / "targets" / "ascend" / "cpu_twin"
 
 
 def _runtime_library() -> Path | None:
@@ -85,7 +85,7 @@ def run_through_ascendc(tmp_path: Path, fn, examples: list[torch.Tensor]) -> tup
     driver = driver.replace("OUT_BYTES", ", ".join(str(n) for n, _ in outs))
     (tmp_path / "main.cpp").write_text(driver)
     exe = tmp_path / "program"
-    subprocess.run(["g++", "-std=c++17", "-O1", "-pthread", "-DASCENDC_CPU_DEBUG", f"-I{TWIN}",
+    subprocess.run(["g++", *CXXFLAGS, f"-I{twin_include_dir()}",
                     f"-I{REPO / 'runtime' / 'include'}",
                     *(str(tmp_path / f) for f in ("kernel.cpp", "host.cpp", "main.cpp")),
                     str(_runtime_library()), "-ldl", "-o", str(exe)], check=True, capture_output=True, text=True)
@@ -113,6 +113,11 @@ CASES = {
     "softmax_rows": (lambda x: torch.softmax(x * 2.0, dim=-1), [torch.randn(64, 100)], 1e-5),
     "row_sum": (lambda x: (x * x).sum(dim=-1), [torch.randn(50, 333)], 1e-4),
     "matmul": (lambda a, b: a @ b, [torch.randn(100, 70), torch.randn(70, 90)], 1e-4),
+    # Mix kernels: the vector epilogue runs on each output tile after Fixpipe.
+    "matmul_bias_silu": (lambda a, b, bias: torch.nn.functional.silu(a @ b + bias),
+                         [torch.randn(96, 64), torch.randn(64, 80), torch.randn(80)], 1e-4),
+    "linear_f16_relu": (lambda x, w: torch.relu(torch.nn.functional.linear(x, w)),
+                        [torch.randn(64, 48).half(), torch.randn(40, 48).half()], 2e-2),
 }
 
 

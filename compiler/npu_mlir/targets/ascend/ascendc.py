@@ -41,29 +41,32 @@ __aicore__ inline void CopyOut1D(const GlobalTensor<T>& dst, const LocalTensor<T
     DataCopyPad(dst, src, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0});
   }
 }
-// `rows` rows of `cols` elements; in UB each row starts `pitch` elements after the previous one.
+// `rows` rows of `cols` elements, `stride` elements apart in GM; in UB each row starts `pitch`
+// elements after the previous one (32-byte aligned).
 template <typename T>
 __aicore__ inline void CopyRowsIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows,
-                                  int64_t cols, int64_t pitch) {
-  if (cols == pitch && (rows * cols * sizeof(T)) % 32 == 0) {
+                                  int64_t cols, int64_t pitch, int64_t stride) {
+  if (cols == pitch && cols == stride && (rows * cols * sizeof(T)) % 32 == 0) {
     DataCopy(dst, src, rows * cols);
     return;
   }
   uint32_t rowBytes = static_cast<uint32_t>(cols * sizeof(T));
   uint32_t gap = static_cast<uint32_t>((pitch * sizeof(T) - (rowBytes + 31) / 32 * 32) / 32);
-  DataCopyPad(dst, src, DataCopyExtParams{static_cast<uint16_t>(rows), rowBytes, 0, gap, 0},
+  DataCopyPad(dst, src, DataCopyExtParams{static_cast<uint16_t>(rows), rowBytes,
+                                          static_cast<uint32_t>((stride - cols) * sizeof(T)), gap, 0},
               DataCopyPadExtParams<T>{false, 0, 0, T(0)});
 }
 template <typename T>
 __aicore__ inline void CopyRowsOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, int64_t rows,
-                                   int64_t cols, int64_t pitch) {
-  if (cols == pitch && (rows * cols * sizeof(T)) % 32 == 0) {
+                                   int64_t cols, int64_t pitch, int64_t stride) {
+  if (cols == pitch && cols == stride && (rows * cols * sizeof(T)) % 32 == 0) {
     DataCopy(dst, src, rows * cols);
     return;
   }
   uint32_t rowBytes = static_cast<uint32_t>(cols * sizeof(T));
   uint32_t gap = static_cast<uint32_t>((pitch * sizeof(T) - (rowBytes + 31) / 32 * 32) / 32);
-  DataCopyPad(dst, src, DataCopyExtParams{static_cast<uint16_t>(rows), rowBytes, gap, 0, 0});
+  DataCopyPad(dst, src, DataCopyExtParams{static_cast<uint16_t>(rows), rowBytes, gap,
+                                          static_cast<uint32_t>((stride - cols) * sizeof(T)), 0});
 }
 """
 

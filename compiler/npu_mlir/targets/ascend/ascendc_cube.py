@@ -12,20 +12,56 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from .ascendc import CodegenError, KernelSignature, ctype
-from .kernel_model import CUBE_OPS, analyze, body_ops, elem_bytes, is_scalar_op
+from .ascendc_vector import Names, compute
+from .kernel_model import CUBE_OPS, analyze, body_ops, elem_bytes, epilogue_values, is_scalar_op
 
 _QUANT = {"half": "QuantMode_t::F322F16", "bfloat16_t": "QuantMode_t::F322BF16", "float": "QuantMode_t::NoQuant"}
 
 
-def _check(kernel: ir.Operation, op: ir.Operation, name: str) -> None:
-    extra = [o.name for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)]
-    if extra:
-        raise CodegenError(f"ERR03007 GRAPH kernel @{name}: the AscendC emitter has no matmul epilogue "
-                           f"({', '.join(extra)}); run ascend-fuse with epilogue=false")
+def _flag(op: ir.Operation, name: str) -> bool:
+    return name in op.attributes and bool(ir.BoolAttr(op.attributes[name]).value)
+
+
+def _copies(ta: bool, tb: bool) -> tuple[str, str]:
+    """DataCopy GM -> L1 of the A and B tiles; a transposed operand is copied as stored ([k, m] / [n, k])."""
+    def nd2nz(rows: str, cols: str, src_cols: str) -> str:
+        return (f"Nd2NzParams{{1, static_cast<uint16_t>({rows}), static_cast<uint16_t>({cols}), 0, "
+                f"static_cast<uint16_t>({src_cols}), static_cast<uint16_t>(Up16({rows})), 1, 0}}")
+    if ta:
+        a = f"DataCopy(a1, aGm[bt * m * k + kt * tiling_.base_k * m + tm * tiling_.base_m],\n             {nd2nz('kLen', 'mLen', 'm')});"
+    else:
+        a = f"DataCopy(a1, aGm[bt * m * k + tm * tiling_.base_m * k + kt * tiling_.base_k],\n             {nd2nz('mLen', 'kLen', 'k')});"
+    if tb:
+        b = f"DataCopy(b1, bGm[bt * k * n + tn * tiling_.base_n * k + kt * tiling_.base_k],\n             {nd2nz('nLen', 'kLen', 'k')});"
+    else:
+        b = f"DataCopy(b1, bGm[bt * k * n + kt * tiling_.base_k * n + tn * tiling_.base_n],\n             {nd2nz('kLen', 'nLen', 'n')});"
+    return a, b
+
+
+def _splits(ta: bool, tb: bool) -> tuple[str, str]:
+    """L1 -> L0A / L0B: a transposed operand's fractals are already in L0 order, each one transposed."""
+    if ta:
+        a = ("LoadData(a2, a1, LoadData2dParams{0, static_cast<uint8_t>(m1 * kb), 1, 0, 0, true, 0});")
+    else:
+        a = ("for (int64_t mi = 0; mi < m1; ++mi) {  // NZ in L1 -> zZ in L0A: one row of fractals per mi\n"
+             "      LoadData(a2[mi * k1 * FRAC], a1, LoadData2dParams{static_cast<uint16_t>(mi), static_cast<uint8_t>(k1),\n"
+             "                                                         static_cast<uint16_t>(m1), 0, 0, false, 0});\n"
+             "    }")
+    if tb:
+        b = ("LoadData(b2, b1, LoadData2dParams{0, static_cast<uint8_t>(kb * n1), 1, 0, 0, true, 0});")
+    else:
+        b = ("for (int64_t ki = 0; ki < kb; ++ki) {\n"
+             "      LoadData(b2[ki * n1 * FRAC], b1, LoadData2dParams{static_cast<uint16_t>(ki), static_cast<uint8_t>(n1),\n"
+             "                                                         static_cast<uint16_t>(kb), 0, 0, false, 0});\n"
+             "    }")
+    return a, b
+
+
+def _check(op: ir.Operation, name: str) -> None:
     for flag in ("transpose_a", "transpose_b"):
-        if flag in op.attributes and ir.BoolAttr(op.attributes[flag]).value:
-            raise CodegenError(f"ERR03007 GRAPH kernel @{name}: {flag} has no AscendC lowering yet; "
-                               "materialize the transpose before the matmul")
+        if _flag(op, flag) and elem_bytes(op.operands[0].type) != 2:
+            raise CodegenError(f"ERR03007 GRAPH kernel @{name}: {flag} needs fp16/bf16 operands (LoadData "
+                               "transposes 16x16 fractals only); materialize the transpose first")
     if len(op.operands) > 2:
         raise CodegenError(f"ERR03007 GRAPH kernel @{name}: matmul bias has no AscendC lowering yet")
     for v in op.operands:
@@ -33,15 +69,98 @@ def _check(kernel: ir.Operation, op: ir.Operation, name: str) -> None:
             raise CodegenError(f"ERR03007 GRAPH kernel @{name}: the emitter reads ND operands only")
 
 
+def _fixpipe_value(op: ir.Operation, epilogue: list[ir.Operation]) -> tuple[ir.Value, list[ir.Operation]]:
+    """The value Fixpipe writes: a cast of the accumulator to fp16/bf16 right after the matmul folds
+    into Fixpipe's conversion (quantPre), as the hardware does it."""
+    acc = op.results[0]
+    if epilogue and epilogue[0].name == "ascend.cast" and epilogue[0].operands[0] == acc \
+            and ctype(epilogue[0].results[0].type) in ("half", "bfloat16_t") and len(list(acc.uses)) == 1:
+        return epilogue[0].results[0], epilogue[1:]
+    return acc, epilogue
+
+
+def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: list[ir.Operation],
+              out_t: str) -> tuple[list[str], list[str], str]:
+    """(members, Init lines, Epilogue method) of the vector epilogue run on each output tile in GM."""
+    model = analyze(kernel)
+    values = epilogue_values(kernel, model)
+    if isinstance(values, str):
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: {values}")
+    names = Names(sig, [])
+    names.count = {"full": "n", "col": "pitch"}
+    names.pitch = "pitch"
+    cls = dict(values)
+    cls[fixed] = "full"
+    local = {fixed: "acc"}
+    for i, o in enumerate(ops):
+        local[o.results[0]] = f"e{i}"
+    for name, v in sig.inputs[2:]:
+        local[v] = name
+    for v, var in local.items():
+        names.expr[v] = var
+        names.cls[v] = cls[v]
+    members, init, loads = [], [], []
+    for v, var in local.items():
+        t = ctype(v.type)
+        size = "tiling_.epilogue_rows * tiling_.epilogue_pitch" if cls[v] == "full" else "tiling_.epilogue_pitch"
+        members.append(f"TBuf<TPosition::VECCALC> {var}Buf;")
+        init.append(f"pipe.InitBuffer({var}Buf, {size} * sizeof({t}));")
+        loads.append(f"LocalTensor<{t}> {var} = {var}Buf.Get<{t}>();")
+    copy_in = ["CopyRowsIn(acc, cGm[at], rows, nLen, pitch, tiling_.n);  // the tile Fixpipe wrote"]
+    for name, v in sig.inputs[2:]:
+        t = ctype(v.type)
+        members.append(f"GlobalTensor<{t}> {name}Gm;")
+        init.append(f"{name}Gm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>({name}));")
+        copy_in.append(f"CopyRowsIn({name}, {name}Gm[at], rows, nLen, pitch, tiling_.n);" if cls[v] == "full"
+                       else f"CopyIn1D({name}, {name}Gm[n0], nLen);")
+    result = list(list(kernel.regions[0].blocks[0].operations)[-1].operands)[0]
+    if ctype(fixed.type) != out_t:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the epilogue runs in place on the output, so "
+                           f"Fixpipe's {ctype(fixed.type)} must be the output's {out_t}")
+    body = loads + copy_in + ["SetFlag<HardEvent::MTE2_V>(0);", "WaitFlag<HardEvent::MTE2_V>(0);"]
+    body += compute(ops, names)
+    body += ["SetFlag<HardEvent::V_MTE3>(0);", "WaitFlag<HardEvent::V_MTE3>(0);",
+             f"CopyRowsOut(cGm[at], {local[result]}, rows, nLen, pitch, tiling_.n);",
+             "SetFlag<HardEvent::MTE3_MTE2>(0);", "WaitFlag<HardEvent::MTE3_MTE2>(0);"]
+    method = "\n".join([
+        "  // AIV side of the mix kernel: rows of the output tile at a time, GM -> UB -> vector ops -> GM.",
+        "  __aicore__ inline void Epilogue(int64_t row0, int64_t n0, int64_t mLen, int64_t nLen) {",
+        "    CrossCoreWaitFlag(0);  // Fixpipe (AIC) has written the tile",
+        "    const int64_t pitch = (nLen + ALIGN - 1) / ALIGN * ALIGN;",
+        "    for (int64_t r0 = 0; r0 < mLen; r0 += tiling_.epilogue_rows) {",
+        "      const int64_t rows = mLen - r0 < tiling_.epilogue_rows ? mLen - r0 : tiling_.epilogue_rows;",
+        "      const int64_t n = rows * pitch;",
+        "      const int64_t at = (row0 + r0) * tiling_.n + n0;",
+        *("      " + ln for ln in body),
+        "    }",
+        "  }",
+    ])
+    align = 32 // min(elem_bytes(v.type) for v in local)
+    members.insert(0, f"static constexpr int64_t ALIGN = {align};  // elements in 32 bytes of the narrowest dtype")
+    return members, init, method
+
+
 def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     op = analyze(kernel).cube_op
-    _check(kernel, op, sig.name)
+    _check(op, sig.name)
     a, b = op.operands[0], op.operands[1]
-    if [v for _, v in sig.inputs] != [a, b]:
-        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: matmul operands must be the kernel arguments")
+    if [v for _, v in sig.inputs[:2]] != [a, b] or len(sig.outputs) != 1:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the matmul operands must be the first two kernel "
+                           "arguments and the kernel must have one result")
+    fixed, ops = _fixpipe_value(op, [o for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)])
     t, out_t = ctype(a.type), ctype(sig.outputs[0][1].type)
+    if not ops and fixed != sig.outputs[0][1]:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its result is not the matmul's")
+    members, init, method = _epilogue(kernel, sig, fixed, ops, out_t) if ops else ([], [], "")
+    out_t = ctype(fixed.type)
     if elem_bytes(a.type) not in (2, 4) or t != ctype(b.type):
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: cube operands must both be fp16, bf16 or fp32")
+    ta, tb = _flag(op, "transpose_a"), _flag(op, "transpose_b")
+    copy_a, copy_b = _copies(ta, tb)
+    split_a, split_b = _splits(ta, tb)
+    epilogue_call = ("\n      Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, mLen, nLen);"
+                     if ops else "")
+    cross_core = "\n    CrossCoreSetFlag<0x2, PIPE_FIX>(0);  // tell the AIV side the tile is in GM" if ops else ""
     quant = _QUANT.get(out_t)
     if quant is None:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: Fixpipe cannot write {out_t}")
@@ -50,7 +169,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
   static constexpr int64_t C0 = 32 / sizeof({t});     // fractal columns
   static constexpr int64_t FRAC = 512 / sizeof({t});  // elements of one fractal
 
-  __aicore__ inline void Init(GM_ADDR in0, GM_ADDR in1, GM_ADDR out0, const {sig.name}_TilingData& t) {{
+  __aicore__ inline void Init({", ".join(f"GM_ADDR {p}" for p in sig.gm_params)}, const {sig.name}_TilingData& t) {{
     tiling_ = t;
     aGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>(in0));
     bGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>(in1));
@@ -61,7 +180,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     pipe.InitBuffer(a2Que, BUFFER_NUM, m16 * k16 * sizeof({t}));
     pipe.InitBuffer(b2Que, BUFFER_NUM, k16 * n16 * sizeof({t}));
     pipe.InitBuffer(c1Que, 1, m16 * n16 * sizeof(float));
-  }}
+{"".join("    " + ln + chr(10) for ln in init)}  }}
   __aicore__ inline void Process() {{
     const int64_t perBatch = tiling_.tiles_m * tiling_.tiles_n;
     for (int64_t tile = GetBlockIdx(); tile < tiling_.batch * perBatch; tile += GetBlockNum()) {{
@@ -76,7 +195,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
         Compute(c, mLen, nLen, kLen, kt == 0);
       }}
       c1Que.EnQue(c);
-      CopyOut(bt, tm, tn, mLen, nLen);
+      CopyOut(bt, tm, tn, mLen, nLen);{epilogue_call}
     }}
   }}
 
@@ -92,12 +211,8 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
       InitConstValue(a1, InitConstValueParams{{static_cast<uint16_t>(Up16(mLen) * Up16(kLen) / FRAC), 16, 0, 0}});
       InitConstValue(b1, InitConstValueParams{{static_cast<uint16_t>(Up16(kLen) * Up16(nLen) / FRAC), 16, 0, 0}});
     }}
-    DataCopy(a1, aGm[bt * m * k + tm * tiling_.base_m * k + kt * tiling_.base_k],
-             Nd2NzParams{{1, static_cast<uint16_t>(mLen), static_cast<uint16_t>(kLen), 0, static_cast<uint16_t>(k),
-                         static_cast<uint16_t>(Up16(mLen)), 1, 0}});
-    DataCopy(b1, bGm[bt * k * n + kt * tiling_.base_k * n + tn * tiling_.base_n],
-             Nd2NzParams{{1, static_cast<uint16_t>(kLen), static_cast<uint16_t>(nLen), 0, static_cast<uint16_t>(n),
-                         static_cast<uint16_t>(Up16(kLen)), 1, 0}});
+    {copy_a}
+    {copy_b}
     a1Que.EnQue(a1);
     b1Que.EnQue(b1);
   }}
@@ -107,14 +222,9 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     LocalTensor<{t}> a2 = a2Que.AllocTensor<{t}>();
     LocalTensor<{t}> b2 = b2Que.AllocTensor<{t}>();
     const int64_t m1 = Up16(mLen) / 16, k1 = Up16(kLen) / C0, kb = Up16(kLen) / 16, n1 = (nLen + C0 - 1) / C0;
-    for (int64_t mi = 0; mi < m1; ++mi) {{  // NZ in L1 -> zZ in L0A: one row of fractals per mi
-      LoadData(a2[mi * k1 * FRAC], a1, LoadData2dParams{{static_cast<uint16_t>(mi), static_cast<uint8_t>(k1),
-                                                         static_cast<uint16_t>(m1), 0, 0, false, 0}});
-    }}
-    for (int64_t ki = 0; ki < kb; ++ki) {{
-      LoadData(b2[ki * n1 * FRAC], b1, LoadData2dParams{{static_cast<uint16_t>(ki), static_cast<uint8_t>(n1),
-                                                         static_cast<uint16_t>(kb), 0, 0, false, 0}});
-    }}
+    (void)k1;
+    {split_a}
+    {split_b}
     a2Que.EnQue(a2);
     b2Que.EnQue(b2);
     a1Que.FreeTensor(a1);
@@ -141,8 +251,9 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     p.dstStride = static_cast<uint32_t>(tiling_.n);
     p.quantPre = {quant};
     Fixpipe(cGm[bt * tiling_.m * tiling_.n + tm * tiling_.base_m * tiling_.n + tn * tiling_.base_n], c, p);
-    c1Que.FreeTensor(c);
+    c1Que.FreeTensor(c);{cross_core}
   }}
+{method}
 
   TPipe pipe;
   TQue<QuePosition::A1, BUFFER_NUM> a1Que;
@@ -152,6 +263,6 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
   TQue<QuePosition::CO1, 1> c1Que;
   GlobalTensor<{t}> aGm, bGm;
   GlobalTensor<{out_t}> cGm;
-  {sig.name}_TilingData tiling_;
+{"".join("  " + ln + chr(10) for ln in members)}  {sig.name}_TilingData tiling_;
 }};
 """

@@ -20,7 +20,7 @@ _UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsq
 _REDUCE = {"sum": "ReduceSum", "mean": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
 
 
-class _Names:
+class Names:
     """C++ names of the kernel's values: tensors -> LocalTensor variables, scalars -> expressions."""
 
     def __init__(self, sig: KernelSignature, buffers: list[Buffer]):
@@ -35,6 +35,9 @@ class _Names:
                 self.cls[b.value] = b.shape_class
         for name, v in sig.scalars:
             self.expr[v] = f"tiling_.{name}"
+        # Element counts of a tile per shape class, and the UB row pitch.
+        self.count = {"full": "n", "row": "rows", "col": "tiling_.cols_aligned"}
+        self.pitch = "tiling_.cols_aligned"
 
     def scalar(self, v: ir.Value) -> str:
         if v in self.expr:
@@ -62,11 +65,7 @@ def _scalar_ctype(t: ir.Type) -> str:
     return "double" if str(t) == "f64" else ctype(t)
 
 
-def _count(cls: str) -> str:
-    return {"full": "n", "row": "rows", "col": "tiling_.cols_aligned"}[cls]
-
-
-def _binary(op: ir.Operation, names: _Names, dst: str, t: str, n: str) -> list[str]:
+def _binary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str]:
     kind = ir.StringAttr(op.attributes["kind"]).value
     if kind not in _BINARY:
         raise CodegenError(f"ERR03007 GRAPH binary kind '{kind}' has no AscendC vector instruction")
@@ -88,7 +87,7 @@ def _binary(op: ir.Operation, names: _Names, dst: str, t: str, n: str) -> list[s
     return [f"Reciprocal({dst}, {tensor}, {n});", f"Muls({dst}, {dst}, static_cast<{t}>({s}), {n});"]
 
 
-def _unary(op: ir.Operation, names: _Names, dst: str, t: str, n: str) -> list[str]:
+def _unary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str]:
     kind = ir.StringAttr(op.attributes["kind"]).value
     x = names.expr[op.operands[0]]
     if kind in _UNARY:
@@ -110,7 +109,7 @@ def _unary(op: ir.Operation, names: _Names, dst: str, t: str, n: str) -> list[st
     raise CodegenError(f"ERR03007 GRAPH unary kind '{kind}' has no AscendC vector lowering")
 
 
-def _cast(op: ir.Operation, names: _Names, dst: str, n: str) -> list[str]:
+def _cast(op: ir.Operation, names: Names, dst: str, n: str) -> list[str]:
     src, res = (ir.RankedTensorType(v.type).element_type for v in (op.operands[0], op.results[0]))
     if isinstance(res, ir.IntegerType) and not isinstance(src, ir.IntegerType):
         mode = "CAST_TRUNC"  # torch truncates float -> int toward zero
@@ -121,7 +120,7 @@ def _cast(op: ir.Operation, names: _Names, dst: str, n: str) -> list[str]:
     return [f"Cast({dst}, {names.expr[op.operands[0]]}, RoundMode::{mode}, {n});"]
 
 
-def _reduce(op: ir.Operation, names: _Names, dst: str, t: str) -> list[str]:
+def _reduce(op: ir.Operation, names: Names, dst: str, t: str) -> list[str]:
     kind = ir.StringAttr(op.attributes["kind"]).value
     if kind not in _REDUCE:
         raise CodegenError(f"ERR03007 GRAPH reduce kind '{kind}' has no AscendC vector lowering")
@@ -133,24 +132,24 @@ def _reduce(op: ir.Operation, names: _Names, dst: str, t: str) -> list[str]:
     return lines
 
 
-def _broadcast(op: ir.Operation, names: _Names, dst: str) -> list[str]:
+def _broadcast(op: ir.Operation, names: Names, dst: str) -> list[str]:
     src = op.operands[0]
     x = names.expr[src]
     if names.cls[src] == "row":
         return [f"for (int64_t r = 0; r < rows; ++r) {{",
-                f"  Duplicate({dst}[r * tiling_.cols_aligned], {x}.GetValue(r), tiling_.cols_aligned);", "}"]
+                f"  Duplicate({dst}[r * {names.pitch}], {x}.GetValue(r), {names.pitch});", "}"]
     return [f"for (int64_t r = 0; r < rows; ++r) {{",
-            f"  DataCopy({dst}[r * tiling_.cols_aligned], {x}, tiling_.cols_aligned);", "}"]
+            f"  DataCopy({dst}[r * {names.pitch}], {x}, {names.pitch});", "}"]
 
 
-def _compute(ops: list[ir.Operation], names: _Names) -> list[str]:
+def compute(ops: list[ir.Operation], names: Names) -> list[str]:
     lines = []
     for op in ops:
         if is_scalar_op(op):
             continue
         res = op.results[0]
         dst, t = names.expr[res], ctype(res.type)
-        n = _count(names.cls[res])
+        n = names.count[names.cls[res]]
         if op.name == "ascend.binary":
             lines += _binary(op, names, dst, t, n)
         elif op.name == "ascend.unary":
@@ -190,18 +189,18 @@ def _copy(b: Buffer, kind: str, local: str, gm: str, direction: str) -> str:
         args = (local, gm) if direction == "In" else (gm, local)
         return f"Copy{direction}1D({args[0]}, {args[1]}, tiling_.cols);"
     args = (local, gm) if direction == "In" else (gm, local)
-    return f"CopyRows{direction}({args[0]}, {args[1]}, rows, tiling_.cols, tiling_.cols_aligned);"
+    return f"CopyRows{direction}({args[0]}, {args[1]}, rows, tiling_.cols, tiling_.cols_aligned, tiling_.cols);"
 
 
 def emit(kernel: ir.Operation, sig: KernelSignature, kind: str) -> str:
     model = analyze(kernel)
-    names = _Names(sig, model.buffers)
+    names = Names(sig, model.buffers)
     ins = [b for b in model.buffers if b.role == "in"]
     outs = [b for b in model.buffers if b.role == "out"]
     temps = [b for b in model.buffers if b.role == "tmp"]
     work = [b for b in model.buffers if b.role == "work"]
     slots = slots_of(kernel, model)
-    compute = _compute(body_ops(kernel), names)
+    compute_lines = compute(body_ops(kernel), names)
 
     members, init, copy_in, copy_out, deque, alloc, enque, free = [], [], [], [], [], [], [], []
     for b in ins + outs:
@@ -243,7 +242,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature, kind: str) -> str:
     else:
         span = ("blockLen_", "tiling_.block_rows", "tiling_.last_block_rows", "tiling_.tile_rows")
         stage_args, stage_params = "i, len", "int64_t i, int64_t rows"
-    uses_n = any(", n);" in ln for ln in compute)
+    uses_n = any(", n);" in ln for ln in compute_lines)
     n_decl = ["const int64_t n = rows * tiling_.cols_aligned;"] if kind == "row" and uses_n else []
 
     def block(lines: list[str], indent: int) -> str:
@@ -273,7 +272,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature, kind: str) -> str:
   }}
   __aicore__ inline void Compute({stage_params}) {{
     (void)i;
-{block(n_decl + deque + alloc + compute + enque + free, 4)}
+{block(n_decl + deque + alloc + compute_lines + enque + free, 4)}
   }}
   __aicore__ inline void CopyOut({stage_params}) {{
 {block(copy_out, 4)}

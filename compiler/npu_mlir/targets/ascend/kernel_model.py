@@ -192,3 +192,28 @@ def _row_model(kernel: ir.Operation, ops: list[ir.Operation]) -> KernelModel:
         widest = max(b.elem_bytes for b in bufs)
         bufs.append(Buffer(None, "work", "col", widest, 1))
     return KernelModel("row", iter_shape=shape, rows=rows, cols=cols, buffers=bufs)
+
+
+def epilogue_values(kernel: ir.Operation, model: KernelModel) -> list[tuple[ir.Value, str]] | str:
+    """What a matmul kernel's vector epilogue keeps in UB per output tile, or why it cannot.
+
+    The matmul result, the kernel's other tensor inputs and every epilogue op's result, each
+    'full' (an [m, n] tile) or 'col' (an [n] vector broadcast over rows, e.g. a bias).
+    """
+    cube = model.cube_op
+    shape = model.iter_shape
+    block = kernel.regions[0].blocks[0]
+    operands = list(cube.operands)
+    values = [cube.results[0]]
+    values += [a for a in block.arguments if _tensor(a) is not None and a not in operands]
+    values += [r for op in body_ops(kernel) if op.name not in CUBE_OPS and not is_scalar_op(op) for r in op.results]
+    out = []
+    for v in values:
+        s = list(_tensor(v).shape)
+        if prod(s) == prod(shape) and [d for d in s if d != 1] == [d for d in shape if d != 1]:
+            out.append((v, "full"))
+        elif prod(s) == shape[-1]:
+            out.append((v, "col"))
+        else:
+            return f"epilogue tensor of shape {s} is neither the matmul result's {shape} nor a row of it"
+    return out

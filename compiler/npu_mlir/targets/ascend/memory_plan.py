@@ -106,8 +106,8 @@ def cube_plan(model: KernelModel, tiling: dict[str, int], soc: Soc) -> list[Plac
     items = [("a1", "l1", bm * k16 * eb * depth), ("b1", "l1", k16 * bn * eb * depth),
              ("a2", "l0a", bm * k16 * eb * depth), ("b2", "l0b", k16 * bn * eb * depth),
              ("c1", "l0c", bm * bn * 4)]
-    if "epilogue_tile_elems" in tiling:
-        items.append(("epilogue", "ub", tiling["epilogue_tile_elems"] * 4 * depth * 2))
+    if "epilogue_ub_bytes" in tiling:
+        items.append(("epilogue", "ub", tiling["epilogue_ub_bytes"]))
     return _place(items, soc)
 
 

@@ -7,9 +7,9 @@
 //   L0A (zZ)    fractal (r / 16, c / C0) at index (r/16) * K1 + c/C0, row-major inside
 //   L0B         fractal (k / 16, n / C0) at index (k/16) * N1 + n/C0, row-major inside
 //   L0C (NZ)    fp32 fractal (n / 16, m / 16) at index (n/16) * M1 + m/16, 16x16 row-major
-// Simplification against hardware: L0B keeps B's k-rows as they come from L1
-// (no transposing load) and Mmad indexes it accordingly; the arithmetic, the
-// fractal padding and the capacity limits are those of the hardware.
+// Simplification against hardware: L0B keeps B's fractals as k-rows x n-columns
+// (the hardware wants them transposed) and Mmad indexes it accordingly; the
+// arithmetic, the fractal padding and the capacity limits are those of the hardware.
 #pragma once
 
 #include <cstdint>
@@ -66,16 +66,23 @@ struct LoadData2dParams {
   uint8_t addrMode = 0;
 };
 
+// Copies `repeatTimes` fractals; with ifTranspose each 16x16 fractal is transposed on the way,
+// which the hardware offers for 16-bit types only.
 template <typename T>
 inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dParams& p) {
   constexpr uint32_t frac = 512 / sizeof(T);
-  if (p.ifTranspose) TwinFail("LoadData with ifTranspose is outside the twin's cube subset");
+  if (p.ifTranspose && sizeof(T) != 2) TwinFail("LoadData ifTranspose needs a 16-bit type (16x16 fractals)");
   for (uint32_t r = 0; r < p.repeatTimes; ++r) {
     LocalTensor<T> s = src[(uint32_t{p.startIndex} + r * p.srcStride) * frac];
     LocalTensor<T> d = dst[r * (1u + p.dstGap) * frac];
     TwinCheckRange(s, frac, "LoadData source");
     TwinCheckRange(d, frac, "LoadData destination");
-    std::memcpy(d.GetPhyAddr(), s.GetPhyAddr(), 512);
+    if (!p.ifTranspose) {
+      std::memcpy(d.GetPhyAddr(), s.GetPhyAddr(), 512);
+      continue;
+    }
+    for (uint32_t i = 0; i < 16; ++i)
+      for (uint32_t j = 0; j < 16; ++j) d.SetValue(i * 16 + j, s.GetValue(j * 16 + i));
   }
 }
 

@@ -121,12 +121,17 @@ class TPipe {
 // Pipe synchronisation: each twin core runs its stages in program order, so
 // flags and barriers have nothing to wait for; they exist so emitted code compiles.
 enum class HardEvent { MTE2_V, V_MTE3, MTE3_V, MTE2_MTE1, MTE1_M, M_FIX, FIX_M, MTE3_MTE2 };
-enum pipe_t { PIPE_V, PIPE_MTE2, PIPE_MTE3, PIPE_M, PIPE_ALL };
+enum pipe_t { PIPE_V, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_M, PIPE_FIX, PIPE_ALL };
 template <HardEvent E>
 inline void SetFlag(int32_t) {}
 template <HardEvent E>
 inline void WaitFlag(int32_t) {}
 template <pipe_t P>
 inline void PipeBarrier() {}
+// Mix kernels: a twin block runs its cube part and then its vector part on one thread, so the
+// AIC -> AIV handshake is already satisfied.
+template <uint8_t MODE, pipe_t P>
+inline void CrossCoreSetFlag(int32_t) {}
+inline void CrossCoreWaitFlag(int32_t) {}
 
 }  // namespace AscendC
