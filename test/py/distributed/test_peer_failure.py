@@ -9,7 +9,7 @@ import torch.distributed as dist
 
 from spawn_ranks import run_ranks
 
-TIMEOUT_S = 4.0
+TIMEOUT_S = 3.0
 
 
 def killed_mid_collective(rank: int, world: int) -> tuple[str, float]:

@@ -1,5 +1,4 @@
 """DDP and FSDP2 on 2 npu ranks reproduce single-process training on the whole batch."""
-import copy
 from datetime import timedelta
 
 import numpy as np
@@ -36,30 +35,35 @@ def local_batch(rank: int, world: int) -> tuple[torch.Tensor, torch.Tensor]:
     return x[rows].npu(), y[rows].npu()
 
 
-def ddp_rank(rank: int, world: int) -> list[np.ndarray]:
+def ddp_then_fsdp2(rank: int, world: int) -> dict[str, list[np.ndarray]]:
+    """Train with DDP, then with FSDP2 on the same group; return each run's final parameters."""
+    from torch.distributed.fsdp import fully_shard
     from torch.nn.parallel import DistributedDataParallel
 
     dist.init_process_group("hccl", timeout=timedelta(seconds=60))
-    model = DistributedDataParallel(make_model().npu())
-    train(model, *local_batch(rank, world))
-    params = [p.detach().cpu().numpy() for p in model.module.parameters()]
-    dist.destroy_process_group()
-    return params
+    ddp = DistributedDataParallel(make_model().npu())
+    train(ddp, *local_batch(rank, world))
+    result = {"ddp": [p.detach().cpu().numpy() for p in ddp.module.parameters()]}
 
-
-def fsdp_rank(rank: int, world: int) -> list[np.ndarray]:
-    from torch.distributed.fsdp import fully_shard
-
-    dist.init_process_group("hccl", timeout=timedelta(seconds=60))
-    model = make_model().npu()
-    for layer in model:
+    sharded = make_model().npu()
+    for layer in sharded:
         if isinstance(layer, torch.nn.Linear):
             fully_shard(layer)
-    fully_shard(model)
-    train(model, *local_batch(rank, world))
-    params = [p.full_tensor().detach().cpu().numpy() for p in model.parameters()]
+    fully_shard(sharded)
+    train(sharded, *local_batch(rank, world))
+    result["fsdp2"] = [p.full_tensor().detach().cpu().numpy() for p in sharded.parameters()]
     dist.destroy_process_group()
-    return params
+    return result
+
+
+_results: list[dict] = []
+
+
+def results() -> list[dict]:
+    # One group trains both ways: spawning ranks costs more than the training.
+    if not _results:
+        _results.extend(run_ranks(ddp_then_fsdp2, 2))
+    return _results
 
 
 def reference(world: int) -> list[torch.Tensor]:
@@ -70,15 +74,15 @@ def reference(world: int) -> list[torch.Tensor]:
 
 def test_ddp_matches_single_process_on_concatenated_batch() -> None:
     want = reference(2)
-    for params in run_ranks(ddp_rank, 2):
-        for got, w in zip(params, want):
+    for per_rank in results():
+        for got, w in zip(per_rank["ddp"], want):
             assert_close(torch.from_numpy(got), w, rtol=1e-5, atol=1e-5)
 
 
 def test_fsdp2_fully_shard_trains_like_single_process() -> None:
     want = reference(2)
     start = [p.detach() for p in make_model().parameters()]
-    for params in run_ranks(fsdp_rank, 2):
-        for got, w, s in zip(params, want, start):
+    for per_rank in results():
+        for got, w, s in zip(per_rank["fsdp2"], want, start):
             assert_close(torch.from_numpy(got), w, rtol=1e-5, atol=1e-5)
             assert not torch.equal(torch.from_numpy(got), s)
