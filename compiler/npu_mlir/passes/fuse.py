@@ -13,7 +13,8 @@ the shapes fit, or starts its own):
 An op may join a group only if none of its operands depends on that group through an op
 outside it, so outlining can never create a cycle. Fusion is what saves the GM round trips
 between ops: one kernel reads its inputs once and writes its results once.
-A group whose outputs differ in type is outlined op by op (an ascend.yield carries one type).
+A group whose outputs differ in type is split (an ascend.yield carries values of one type):
+its trailing ops move to a follow-up kernel until the outputs agree.
 The outlined body holds tensor-level ops only (scalar constants are cloned in, other scalars
 and tensors become kernel arguments), so each kernel compiles on its own.
 """
@@ -149,6 +150,30 @@ def _claim_broadcasts(op: ir.OpView, group: Group, floating: dict, group_of: dic
         reach[b.results[0]] = reach[b.results[0]] | {id(group)}
 
 
+def _kind_of(ops: list[ir.OpView]) -> str:
+    names = [op.operation.name for op in ops]
+    cube = [CUBE[n] for n in names if n in CUBE]
+    if cube:
+        return cube[0]
+    if "ascend.reduce" in names:
+        return "reduction"
+    return "single" if any(n in ALONE for n in names) else "elementwise"
+
+
+def _outline_split(group: Group, func: ir.OpView, fname: str, names: set[str]) -> None:
+    """Outline `group`; while its outputs differ in type, move its last op to a follow-up group.
+
+    Ops are in program order, so the head stays closed under its own dependencies and the
+    tail (outlined after it) may read the head's results.
+    """
+    tail: list[ir.OpView] = []
+    while not outline(group, func, fname, names):
+        tail.insert(0, group.ops.pop())
+        group.kind = _kind_of(group.ops)
+    if tail:
+        _outline_split(Group(_kind_of(tail), _shape(tail[-1].results[0]), tail), func, fname, names)
+
+
 def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bool:
     load_ascend(module.context)
     if max_ops < 1:
@@ -160,10 +185,5 @@ def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bo
             continue
         fname = ir.StringAttr(func.attributes["sym_name"]).value
         for group in group_block(func.regions[0].blocks[0], max_ops, epilogue):
-            if not outline(group, func, fname, names):
-                # Outputs of several types: one kernel per op (each has a single result).
-                for op in group.ops:
-                    single = _new_group(op) or Group("elementwise", _shape(op.results[0]), [op])
-                    single.ops = [op]
-                    outline(single, func, fname, names)
+            _outline_split(group, func, fname, names)
     return True
