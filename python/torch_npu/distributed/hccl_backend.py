@@ -7,6 +7,7 @@ import torch
 import torch.distributed as dist
 
 from torch_npu._C._distributed import ProcessGroupHCCL
+from torch_npu.utils.error_code import ErrCode, SubModule, npu_error
 
 BACKEND_NAME = "hccl"
 
@@ -37,7 +38,8 @@ def rank_device() -> int:
     if not 0 <= device < count:
         raise RuntimeError(
             f"LOCAL_RANK={device} but only {count} npu devices are visible: start at most {count} processes "
-            "per node (torchrun --nproc-per-node) or raise NPU_SIM_DEVICE_COUNT.\nERR02003 DIST invalid value"
+            "per node (torchrun --nproc-per-node) or raise NPU_SIM_DEVICE_COUNT.\n"
+            + npu_error(SubModule.DIST, ErrCode.VALUE)
         )
     return device
 

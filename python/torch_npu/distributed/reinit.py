@@ -3,6 +3,7 @@ import torch
 import torch.distributed as dist
 
 from torch_npu.distributed.hccl_backend import build_transport, transports
+from torch_npu.utils.error_code import ErrCode, SubModule, npu_error
 
 
 def reinit_process_group(group: dist.ProcessGroup | None = None, rebuild_link: bool = True) -> dist.ProcessGroup:
@@ -16,14 +17,14 @@ def reinit_process_group(group: dist.ProcessGroup | None = None, rebuild_link: b
     if group is None:
         raise RuntimeError(
             "reinit_process_group: no default process group; call init_process_group first.\n"
-            "ERR02008 DIST resource not found"
+            + npu_error(SubModule.DIST, ErrCode.NOT_FOUND)
         )
     name = dist.distributed_c10d._get_process_group_name(group)
     state = transports.get(name)
     if state is None:
         raise RuntimeError(
             f"reinit_process_group: group {name!r} has no hccl backend; create it with backend='hccl'.\n"
-            "ERR02001 DIST invalid parameter"
+            + npu_error(SubModule.DIST, ErrCode.PARAM)
         )
     if rebuild_link:
         state.generation += 1

@@ -6,6 +6,8 @@ backend, which queues them in order, so the last one finishing means all did.
 import torch
 import torch.distributed as dist
 
+from torch_npu.utils.error_code import ErrCode, SubModule, npu_error
+
 
 class WorkList(dist.Work):
     """One Work over several queued operations: waits for all, reports the first error."""
@@ -32,13 +34,13 @@ def split_sizes(total: int, sizes: list[int] | None, world: int, what: str) -> l
         if total % world:
             raise ValueError(
                 f"{what}: dim 0 ({total}) does not split evenly over {world} ranks; pass the split sizes.\n"
-                "ERR02001 DIST invalid parameter"
+                + npu_error(SubModule.DIST, ErrCode.PARAM)
             )
         return [total // world] * world
     if len(sizes) != world or sum(sizes) != total or min(sizes) < 0:
         raise ValueError(
             f"{what}: split sizes {list(sizes)} must have one non-negative entry per rank ({world}) "
-            f"summing to dim 0 ({total}).\nERR02001 DIST invalid parameter"
+            f"summing to dim 0 ({total}).\n" + npu_error(SubModule.DIST, ErrCode.PARAM)
         )
     return list(sizes)
 
@@ -69,7 +71,7 @@ def reduce_scatter_tensor_uneven(
     if output.shape != (sizes[rank], *input.shape[1:]):
         raise ValueError(
             f"reduce_scatter_tensor_uneven: output has shape {tuple(output.shape)}, expected "
-            f"{(sizes[rank], *input.shape[1:])}.\nERR02001 DIST invalid parameter"
+            f"{(sizes[rank], *input.shape[1:])}.\n" + npu_error(SubModule.DIST, ErrCode.PARAM)
         )
     # A reduce may use non-root buffers as scratch: reduce a copy, never the caller's input.
     chunks = list(input.clone().split(sizes))
@@ -99,7 +101,7 @@ def all_gather_into_tensor_uneven(
     if input.shape != (sizes[rank], *output.shape[1:]):
         raise ValueError(
             f"all_gather_into_tensor_uneven: input has shape {tuple(input.shape)}, expected "
-            f"{(sizes[rank], *output.shape[1:])}.\nERR02001 DIST invalid parameter"
+            f"{(sizes[rank], *output.shape[1:])}.\n" + npu_error(SubModule.DIST, ErrCode.PARAM)
         )
     chunks = output.split(sizes)
     chunks[rank].copy_(input)
