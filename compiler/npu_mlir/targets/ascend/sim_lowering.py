@@ -2,13 +2,15 @@
 
 Stages, in order, each a function over one module in the sim context:
 1. prepare: inline the user function into the ABI entry, fuse elementwise chains, generalize named
-   ops (matmul, conv, fill) so one tiling rule sees every op's loop nest.
+   ops (matmul, conv, fill) so one tiling rule sees every op's loop nest, and give keepdim
+   reductions plain output maps (sim_normalize) so the block split can slice them.
 2. schedule (sim_schedule): block split, UB tiles, vectorization - on tensors, where fusion works.
-3. bufferize: outputs become caller-provided buffers (`buffer-results-to-out-params` hoists each
+3. bufferize (each tensor.empty use made distinct first, so no intermediate can share the output
+   buffer): outputs become caller-provided buffers (`buffer-results-to-out-params` hoists each
    result's allocation onto the argument, so a block writes its slice straight into the output);
    intermediates are freed by the ownership-based deallocation pipeline.
-4. vector lowering (sim_schedule.lower_vectors) - only after fold-memref-alias-ops, or the hoisting
-   of accumulators out of reduction loops never fires.
+4. vector lowering (sim_schedule.lower_vectors) - only after fold-memref-alias-ops and LICM, or the
+   hoisting of accumulators out of reduction loops never fires.
 5. to LLVM. Ordering constraints: polynomial math before any math lowering; f16/bf16 arithmetic is
    widened to f32 (LLVM has no native x86 arithmetic for them); math-to-llvm before vector-to-llvm;
    expand-strided-metadata before lower-affine; convert-ub-to-llvm because vectorization leaves
