@@ -133,7 +133,10 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
             plan.request["args"].append(("value", desc))
     if not plan.request["tensors"]:
         raise PlanError("the call has no NPU tensor")
-    expected = _results(plan.request)
+    try:
+        expected = _results(plan.request)
+    except Exception as err:  # no meta kernel, data-dependent shapes, bad arguments: not compilable
+        raise PlanError(f"cannot infer the results on meta tensors: {type(err).__name__}: {str(err)[:300]}") from err
     _parameterize(op, schema_args, numbers, plan, expected)
     return plan
 
