@@ -108,9 +108,11 @@ def _compiler_fingerprint() -> str:
 
 
 def _context() -> ir.Context:
-    # One context per thread: contexts are not thread-safe, and creating one costs ~3 ms.
+    # One context per thread: contexts are not thread-safe, and creating one costs ~3 ms. Kernel
+    # modules are small: MLIR's own thread pool costs more than it saves (~10% CPU per compile).
     if not hasattr(_tls, "context"):
         _tls.context = ir.Context()
+        _tls.context.enable_multithreading(False)
     return _tls.context
 
 
