@@ -65,6 +65,37 @@
   "ascend.yield"(%0) : (tensor<256x128xf16>) -> ()
 }) {sym_name = "mm", function_type = (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
+// -----
+
+// Mix kernel: the f32 -> f16 cast folds into Fixpipe; bias add + relu run per output tile on the
+// vector side after the cube signals (CrossCoreSetFlag / CrossCoreWaitFlag); B is transposed.
+// CHECK-LABEL: // ---- kernel @linear_relu (tiling kind matmul)
+// CHECK: int64_t epilogue_rows;
+// CHECK: pipe.InitBuffer(accBuf, tiling_.epilogue_rows * tiling_.epilogue_pitch * sizeof(half));
+// CHECK: pipe.InitBuffer(in2Buf, tiling_.epilogue_pitch * sizeof(half));
+// CHECK: Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, mLen, nLen);
+// CHECK: DataCopy(b1, bGm[bt * k * n + tn * tiling_.base_n * k + kt * tiling_.base_k],
+// CHECK: LoadData(b2, b1, LoadData2dParams{0, static_cast<uint8_t>(kb * n1), 1, 0, 0, true, 0});
+// CHECK: p.quantPre = QuantMode_t::F322F16;
+// CHECK: CrossCoreSetFlag<0x2, PIPE_FIX>(0);
+// CHECK: __aicore__ inline void Epilogue(int64_t row0, int64_t n0, int64_t mLen, int64_t nLen) {
+// CHECK:   CrossCoreWaitFlag(0);
+// CHECK:   CopyRowsIn(acc, cGm[at], rows, nLen, pitch, tiling_.n);
+// CHECK:   CopyIn1D(in2, in2Gm[n0], nLen);
+// CHECK:   DataCopy(e0[r * pitch], in2, pitch);
+// CHECK:   Add(e1, acc, e0, n);
+// CHECK:   Relu(e2, e1, n);
+// CHECK:   CopyRowsOut(cGm[at], e2, rows, nLen, pitch, tiling_.n);
+"ascend.kernel"() ({
+^bb0(%x: tensor<64x48xf16>, %w: tensor<40x48xf16>, %bias: tensor<40xf16>):
+  %0 = "ascend.matmul"(%x, %w) {acc_type = f32, transpose_a = false, transpose_b = true} : (tensor<64x48xf16>, tensor<40x48xf16>) -> tensor<64x40xf32>
+  %1 = "ascend.cast"(%0) : (tensor<64x40xf32>) -> tensor<64x40xf16>
+  %2 = "ascend.broadcast"(%bias) {dims = array<i64: 0>} : (tensor<40xf16>) -> tensor<64x40xf16>
+  %3 = "ascend.binary"(%1, %2) {kind = "add"} : (tensor<64x40xf16>, tensor<64x40xf16>) -> tensor<64x40xf16>
+  %4 = "ascend.unary"(%3) {kind = "relu"} : (tensor<64x40xf16>) -> tensor<64x40xf16>
+  "ascend.yield"(%4) : (tensor<64x40xf16>) -> ()
+}) {sym_name = "linear_relu", function_type = (tensor<64x48xf16>, tensor<40x48xf16>, tensor<40xf16>) -> tensor<64x40xf16>, core_type = "mix", fusion = "matmul_epilogue", block_dim = 1, tiling = {}} : () -> ()
+
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
 // ERR: untranslatable.mlir:13:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling)
 // ERR: untranslatable.mlir:22:1: error: ERR03007 GRAPH unary kind 'erf' has no AscendC vector lowering

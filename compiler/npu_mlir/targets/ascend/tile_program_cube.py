@@ -18,7 +18,7 @@ from ...dialects.ascend import tensor_format
 from .kernel_model import CUBE_OPS, KernelModel, body_ops, elem_bytes, is_scalar_op
 from .soc import Soc
 from .tile_program import Program, Size, View, contiguous_strides, vtype
-from .tile_program_vector import _VECTOR, _KEEP_ATTRS, _scalar
+from .tile_program_vector import KEPT_ATTRS, VECTOR_TILE_OPS, scalar_operand
 
 
 def _flag(op: ir.Operation, name: str) -> bool:
@@ -61,10 +61,11 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
     for v in (a, b):
         if tensor_format(v.type) != "ND":
             raise ValueError(f"reads a {tensor_format(v.type)} cube operand; lower-tiles copies ND tiles only")
-    bias = op.operands[2] if len(op.operands) > 2 else None
+    if len(op.operands) > 2:
+        raise ValueError("has a matmul bias operand; lower-tiles expects it as an explicit broadcast + add")
     epilogue = [o for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)]
     batch, m, n, k = t["batch"], t["m"], t["n"], t["k"]
-    if (epilogue or bias is not None) and batch > 1:
+    if epilogue and batch > 1:
         raise ValueError("has an epilogue on a batched matmul, which lower-tiles does not tile")
     block = kernel.regions[0].blocks[0]
     args = {arg: f"%arg{i}" for i, arg in enumerate(block.arguments)}
@@ -89,7 +90,7 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
     g["b0"] = p.alloc([bk, bn], elt, "l0b", eb, t["buffer_num"], soc.l0_align, plan.get("b2"))
     c0 = p.alloc([bm, bn], "f32", "l0c", 4, 1, soc.l0_align, plan.get("c1"))
     ub: dict[ir.Value, View] = {}
-    if epilogue or bias is not None:
+    if epilogue:
         for v in [op.results[0]] + [r for o in epilogue for r in o.results]:
             tt = ir.RankedTensorType(v.type)
             ub[v] = p.alloc([bm, bn] if list(tt.shape) == [m, n] else [ceil(bn / 8) * 8], str(tt.element_type), "ub",
@@ -128,7 +129,7 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
         dst = p.subview(out_views[op.results[0]], [g["row0"], g["n0"]], [g["mlen"], g["nlen"]])
         p.op("fixpipe", [(cv.name, vtype(cv)), (dst.name, vtype(dst))])
     else:
-        _epilogue(p, g, op, epilogue, bias, ub, out_views, args)
+        _epilogue(p, g, op, epilogue, ub, out_views, args)
     # The next output tile reuses L0C (and UB) that fixpipe / copy_out may still read.
     p.sync("FIX", "M")
     p.emit("}")
@@ -137,8 +138,8 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
     return p, results
 
 
-def _epilogue(p: Program, g: dict, op: ir.Operation, epilogue: list[ir.Operation], bias: ir.Value | None,
-              ub: dict, out_views: dict, args: dict) -> None:
+def _epilogue(p: Program, g: dict, op: ir.Operation, epilogue: list[ir.Operation], ub: dict, out_views: dict,
+              args: dict) -> None:
     def tile(v: ir.Value) -> View:
         view = ub[v]
         return p.subview(view, [0, 0], [g["mlen"], g["nlen"]]) if len(view.shape) == 2 else p.subview(view, [0], [g["nlen"]])
@@ -154,8 +155,6 @@ def _epilogue(p: Program, g: dict, op: ir.Operation, epilogue: list[ir.Operation
             p.op("copy_in", [(src.name, vtype(src)), (view.name, vtype(view))])
     p.sync("MTE2", "V")
     p.sync("FIX", "V")
-    if bias is not None:
-        raise ValueError("has a matmul bias operand; lower-tiles expects it as an explicit broadcast + add")
     consts: dict = {}
     for o in epilogue:
         operands = []
@@ -163,14 +162,14 @@ def _epilogue(p: Program, g: dict, op: ir.Operation, epilogue: list[ir.Operation
             if isinstance(v.type, ir.RankedTensorType):
                 operands.append((local[v].name, vtype(local[v])))
             else:
-                operands.append((_scalar(p, v, args, consts), str(v.type)))
+                operands.append((scalar_operand(p, v, args, consts), str(v.type)))
         dst = local[o.results[0]]
-        attrs = [f"{a} = {o.attributes[a]}" for a in _KEEP_ATTRS if a in o.attributes]
+        attrs = [f"{a} = {o.attributes[a]}" for a in KEPT_ATTRS if a in o.attributes]
         if o.name == "ascend.broadcast":
             attrs.append("dims = array<i64: 0>")
-        elif o.name not in _VECTOR or o.name == "ascend.reduce":
+        elif o.name not in VECTOR_TILE_OPS or o.name == "ascend.reduce":
             raise ValueError(f"has {o.name} in a matmul epilogue, which lower-tiles does not tile")
-        p.op(_VECTOR[o.name], operands + [(dst.name, vtype(dst))], ", ".join(attrs))
+        p.op(VECTOR_TILE_OPS[o.name], operands + [(dst.name, vtype(dst))], ", ".join(attrs))
     p.sync("V", "MTE3")
     for v, view in out_views.items():
         dst = p.subview(view, [g["row0"], g["n0"]], [g["mlen"], g["nlen"]])

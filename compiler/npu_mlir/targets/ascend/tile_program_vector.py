@@ -16,10 +16,10 @@ from .kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, KernelModel, body
 from .memory_plan import slots_of
 from .tile_program import Program, Size, View, contiguous_strides, vtype
 
-_VECTOR = {"ascend.unary": "vunary", "ascend.binary": "vbinary", "ascend.ternary": "vternary",
+VECTOR_TILE_OPS = {"ascend.unary": "vunary", "ascend.binary": "vbinary", "ascend.ternary": "vternary",
            "ascend.cast": "vcast", "ascend.compare": "vcompare", "ascend.select": "vselect",
            "ascend.reduce": "vreduce", "ascend.broadcast": "vbroadcast"}
-_KEEP_ATTRS = ("kind", "predicate")
+KEPT_ATTRS = ("kind", "predicate")
 
 
 def _tensor(v: ir.Value) -> ir.RankedTensorType:
@@ -50,7 +50,7 @@ def _tile(p: Program, v: View, b: Buffer, t: dict[str, int], kind: str, off: Siz
     return p.subview(v, [0, 0] if local else [off, 0], [n, cols])
 
 
-def _scalar(p: Program, v: ir.Value, args: dict[ir.Value, str], consts: dict[ir.Value, str]) -> str:
+def scalar_operand(p: Program, v: ir.Value, args: dict[ir.Value, str], consts: dict[ir.Value, str]) -> str:
     """The SSA name of scalar `v` in the new body; constants and scalar arith are re-emitted up front."""
     if v in args:
         return args[v]
@@ -64,9 +64,9 @@ def _scalar(p: Program, v: ir.Value, args: dict[ir.Value, str], consts: dict[ir.
             line = f"arith.constant {value}"
         elif op.name in SCALAR_CASTS:
             src = op.operands[0]
-            line = f"{op.name} {_scalar(p, src, args, consts)} : {src.type} to {op.results[0].type}"
+            line = f"{op.name} {scalar_operand(p, src, args, consts)} : {src.type} to {op.results[0].type}"
         elif op.name in SCALAR_BINARY or op.name == "arith.negf":
-            operands = ", ".join(_scalar(p, o, args, consts) for o in op.operands)
+            operands = ", ".join(scalar_operand(p, o, args, consts) for o in op.operands)
             line = f"{op.name} {operands} : {v.type}"
         else:
             raise ValueError(f"computes a vector operand with {op.name}, which lower-tiles cannot copy")
@@ -136,15 +136,15 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
             if isinstance(v.type, ir.RankedTensorType):
                 operands.append((local[v].name, vtype(local[v])))
             else:
-                operands.append((_scalar(p, v, args, consts), str(v.type)))
+                operands.append((scalar_operand(p, v, args, consts), str(v.type)))
         dst = local[op.results[0]]
-        attrs = [f"{a} = {op.attributes[a]}" for a in _KEEP_ATTRS if a in op.attributes]
+        attrs = [f"{a} = {op.attributes[a]}" for a in KEPT_ATTRS if a in op.attributes]
         # On the [rows, cols] views a reduction or a row broadcast is along dim 1, a column broadcast dim 0.
         if op.name == "ascend.reduce":
             attrs.append("dims = array<i64: 1>")
         if op.name == "ascend.broadcast":
             attrs.append(f"dims = array<i64: {1 if owner[op.operands[0]].shape_class == 'row' else 0}>")
-        p.op(_VECTOR[op.name], operands + [(dst.name, vtype(dst))], ", ".join(attrs))
+        p.op(VECTOR_TILE_OPS[op.name], operands + [(dst.name, vtype(dst))], ", ".join(attrs))
     p.sync("V", "MTE3")
     for b in model.buffers:
         if b.role == "out":
