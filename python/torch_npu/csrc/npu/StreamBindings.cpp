@@ -47,6 +47,8 @@ TORCH_NPU_BINDINGS(bindStreams) {
                 "elapsed_time expects two torch.Event objects\n", ptaErr(ErrCode::TYPE));
     const c10::Event& first = reinterpret_cast<THPEvent*>(start.ptr())->event;
     const c10::Event& second = reinterpret_cast<THPEvent*>(end.ptr())->event;
+    TORCH_CHECK_VALUE(first.flag() == c10::EventFlag::BACKEND_DEFAULT && second.flag() == c10::EventFlag::BACKEND_DEFAULT,
+                      "elapsed_time needs both events created with enable_timing=True\n", ptaErr(ErrCode::VALUE));
     py::gil_scoped_release noGil;
     return first.elapsedTime(second);
   });

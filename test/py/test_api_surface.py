@@ -1,0 +1,113 @@
+"""The Python surface: __all__ matches each module's exports, torch.npu aliases, amp, tensor/module methods, ERR codes."""
+
+import inspect
+import types
+
+import pytest
+import torch
+
+import torch_npu
+import torch_npu.npu.amp.autocast_mode
+import torch_npu.npu.devices
+import torch_npu.npu.initialization
+import torch_npu.npu.random
+import torch_npu.npu.streams
+import torch_npu.utils.error_code
+from torch_npu.utils.error_code import ErrCode, SubModule, npu_error, pta_error
+
+OWN_MODULES = [
+    torch_npu.npu.devices,
+    torch_npu.npu.initialization,
+    torch_npu.npu.random,
+    torch_npu.npu.streams,
+    torch_npu.npu.amp.autocast_mode,
+    torch_npu.utils.error_code,
+]
+
+
+@pytest.mark.parametrize("module", OWN_MODULES, ids=lambda m: m.__name__)
+def test_all_lists_exactly_the_public_names_defined_in_the_module(module):
+    defined = {
+        name
+        for name, obj in vars(module).items()
+        if not name.startswith("_")
+        and not isinstance(obj, types.ModuleType)
+        and getattr(obj, "__module__", module.__name__) == module.__name__
+        and (inspect.isfunction(obj) or inspect.isclass(obj) or name in module.__all__)
+    }
+    assert set(module.__all__) == defined
+
+
+@pytest.mark.parametrize("package", [torch_npu.npu, torch_npu.npu.amp, torch_npu.utils])
+def test_package_all_names_resolve_and_cover_the_public_callables(package):
+    for name in package.__all__:
+        assert hasattr(package, name), name
+    public = {
+        n for n, o in vars(package).items() if not n.startswith("_") and not isinstance(o, types.ModuleType)
+    }
+    assert public <= set(package.__all__)
+    assert len(package.__all__) == len(set(package.__all__))
+
+
+def test_torch_npu_is_the_registered_device_module():
+    assert torch.npu is torch_npu.npu
+    assert torch._C._get_privateuse1_backend_name() == "npu"
+    for name in ["is_available", "device_count", "current_device", "device", "_lazy_init",
+                 "get_amp_supported_dtype", "manual_seed_all", "memory_allocated", "Stream", "Event"]:
+        assert hasattr(torch.npu, name), name
+
+
+def test_generated_tensor_and_module_methods():
+    t = torch.ones(2)
+    assert not t.is_npu and t.npu().is_npu
+    m = torch.nn.Linear(2, 2).npu()
+    assert m.weight.is_npu
+    assert torch.device("npu:1").type == "npu" and torch.device("npu:1").index == 1
+    s = torch.UntypedStorage(8, device="npu")
+    assert s.device.type == "npu"
+
+
+def test_autocast_casts_matmuls_down_and_keeps_fp32_ops():
+    assert torch.npu.get_amp_supported_dtype() == [torch.float16, torch.bfloat16]
+    assert torch.npu.is_bf16_supported()
+    a, b = torch.randn(4, 4, device="npu"), torch.randn(4, 4, device="npu")
+    with torch.autocast("npu", dtype=torch.bfloat16):
+        mm = a @ b
+        soft = torch.log_softmax(mm, dim=1)
+    assert mm.dtype == torch.bfloat16 and soft.dtype == torch.float32
+    with torch.npu.amp.autocast():
+        lin = torch.nn.functional.linear(a, b)
+    assert lin.dtype == torch.float16
+    torch.testing.assert_close(mm.float().cpu(), (a.cpu() @ b.cpu()), atol=0.1, rtol=0.02)
+
+
+def test_grad_scaler_steps_on_npu():
+    model = torch.nn.Linear(4, 1).npu()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.npu.amp.GradScaler(init_scale=1024.0)
+    loss = model(torch.randn(8, 4, device="npu")).pow(2).mean()
+    scaler.scale(loss).backward()
+    before = model.weight.detach().cpu().clone()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 1024.0
+    assert not torch.equal(before, model.weight.detach().cpu())
+
+
+def test_err_code_text_matches_the_cpp_side():
+    assert pta_error(ErrCode.NOT_SUPPORT) == "ERR00007 PTA feature not supported"
+    assert npu_error(SubModule.OPS, ErrCode.ACL) == "ERR01100 OPS call acl api failed"
+    with pytest.raises(RuntimeError, match="ERR00007 PTA feature not supported"):
+        # the C++ text for the same code, from a Python-visible error
+        torch.npu.set_sync_debug_mode(2)
+        try:
+            torch.ones(1, device="npu").item()
+        finally:
+            torch.npu.set_sync_debug_mode(0)
+
+
+def test_python_side_errors_carry_codes():
+    with pytest.raises(NotImplementedError, match="ERR00007"):
+        torch.npu.Event(interprocess=True)
+    with pytest.raises(ValueError, match="ERR00001"):
+        torch.npu.current_stream("cpu")
