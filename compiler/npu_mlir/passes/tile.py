@@ -2,11 +2,13 @@
 
 Vector (aiv) kernels spread over the 48 vector cores, cube (aic / mix) kernels over the 24 cube
 cores, never with more blocks than there is work. Vector tiles are sized so that every live UB
-buffer of the kernel (targets/ascend/kernel_model.py: inputs and outputs double-buffered, each
-temporary once) fits the 192 KiB UB at 32-byte alignment; cube tiles respect L0A 64 KiB, L0B
+buffer of the kernel (targets/ascend/kernel_model.py: inputs and outputs double-buffered,
+temporaries once per liveness slot, as memory_plan.py places them) fits the 192 KiB UB at
+32-byte alignment; cube tiles respect L0A 64 KiB, L0B
 64 KiB and L0C 128 KiB with double-buffered operands, in whole fractals (16x16 fp16/bf16, 16x8
 fp32, 16x32 int8). The result goes on the kernel as `block_dim` and the `tiling` dictionary
-(all integers i64, except `kind`), read by plan-memory, lower-tiles, the emitters and the sim:
+(all integers i64, except the strings `kind` and `reason`), read by plan-memory, lower-tiles,
+the emitters and the sim (which takes block_dim):
 
   every kind   kind (string: elementwise | row | matmul | opaque), block_dim, buffer_num (queue
                depth: 2 = double buffering)
