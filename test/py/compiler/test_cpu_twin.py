@@ -142,6 +142,20 @@ def test_scalar_kernel_argument_travels_in_tiling(tmp_path):
     np.testing.assert_allclose(out, 3.0 / x - 3.0, rtol=1e-5, atol=1e-6)
 
 
+def test_ternary_fma_lerp_clamp(tmp_path):
+    t = "tensor<1000xf32>"
+    body = f"""    %lo = arith.constant -0.5 : f32
+    %hi = arith.constant 0.75 : f32
+    %0 = "ascend.ternary"(%arg0, %arg1, %arg2) {{kind = "fma"}} : ({t}, {t}, {t}) -> {t}
+    %1 = "ascend.ternary"(%0, %arg1, %arg2) {{kind = "lerp"}} : ({t}, {t}, {t}) -> {t}
+    %2 = "ascend.ternary"(%1, %lo, %hi) {{kind = "clamp"}} : ({t}, f32, f32) -> {t}
+    "ascend.yield"(%2) : ({t}) -> ()"""
+    a, b, c = np.random.default_rng(11).standard_normal((3, 1000), dtype=np.float32)
+    (out,), _ = build_and_run(tmp_path, kernel_ir("tern", [t, t, t], [t], body), [a, b, c])
+    f = a * b + c
+    np.testing.assert_allclose(out, np.clip(f + c * (b - f), -0.5, 0.75), rtol=1e-5, atol=1e-6)
+
+
 def test_elementwise_f16_to_f32_cast_relu(tmp_path):
     t16, t32 = "tensor<64x1024xf16>", "tensor<64x1024xf32>"
     body = f"""    %0 = "ascend.binary"(%arg0, %arg1) {{kind = "mul"}} : ({t16}, {t16}) -> {t16}

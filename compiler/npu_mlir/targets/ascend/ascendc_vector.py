@@ -109,6 +109,22 @@ def _unary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str
     raise CodegenError(f"ERR03007 GRAPH unary kind '{kind}' has no AscendC vector lowering")
 
 
+def _ternary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str]:
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    a, b, c = op.operands
+    tensors = [isinstance(v.type, ir.RankedTensorType) for v in (a, b, c)]
+    if kind == "clamp" and tensors == [True, False, False]:  # min(max(a, lo), hi)
+        return [f"Maxs({dst}, {names.expr[a]}, static_cast<{t}>({names.scalar(b)}), {n});",
+                f"Mins({dst}, {dst}, static_cast<{t}>({names.scalar(c)}), {n});"]
+    if all(tensors):
+        x, y, z = (names.expr[v] for v in (a, b, c))
+        if kind == "fma":  # a * b + c
+            return [f"Mul({dst}, {x}, {y}, {n});", f"Add({dst}, {dst}, {z}, {n});"]
+        if kind == "lerp":  # a + c * (b - a)
+            return [f"Sub({dst}, {y}, {x}, {n});", f"Mul({dst}, {dst}, {z}, {n});", f"Add({dst}, {dst}, {x}, {n});"]
+    raise CodegenError(f"ERR03007 GRAPH ternary '{kind}' with these operand kinds has no AscendC vector lowering")
+
+
 def _cast(op: ir.Operation, names: Names, dst: str, n: str) -> list[str]:
     src, res = (ir.RankedTensorType(v.type).element_type for v in (op.operands[0], op.results[0]))
     if isinstance(res, ir.IntegerType) and not isinstance(src, ir.IntegerType):
@@ -154,6 +170,8 @@ def compute(ops: list[ir.Operation], names: Names) -> list[str]:
             lines += _binary(op, names, dst, t, n)
         elif op.name == "ascend.unary":
             lines += _unary(op, names, dst, t, n)
+        elif op.name == "ascend.ternary":
+            lines += _ternary(op, names, dst, t, n)
         elif op.name == "ascend.cast":
             lines += _cast(op, names, dst, n)
         elif op.name == "ascend.reduce":
