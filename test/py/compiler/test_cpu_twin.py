@@ -156,6 +156,21 @@ def test_ternary_fma_lerp_clamp(tmp_path):
     np.testing.assert_allclose(out, np.clip(f + c * (b - f), -0.5, 0.75), rtol=1e-5, atol=1e-6)
 
 
+def test_compare_select_masks(tmp_path):
+    # relu backward (select(x > 0, g, 0)) and where(x < y, x, y): Compare bit masks feed Select.
+    t, m = "tensor<4100xf32>", "tensor<4100xi1>"
+    body = f"""    %zero = arith.constant 0.0 : f32
+    %0 = "ascend.compare"(%arg0, %zero) {{predicate = "gt"}} : ({t}, f32) -> {m}
+    %1 = "ascend.select"(%0, %arg1, %zero) : ({m}, {t}, f32) -> {t}
+    %2 = "ascend.compare"(%arg0, %arg1) {{predicate = "lt"}} : ({t}, {t}) -> {m}
+    %3 = "ascend.select"(%2, %arg0, %1) : ({m}, {t}, {t}) -> {t}
+    "ascend.yield"(%3) : ({t}) -> ()"""
+    x, g = np.random.default_rng(12).standard_normal((2, 4100), dtype=np.float32)
+    (out,), _ = build_and_run(tmp_path, kernel_ir("masks", [t, t], [t], body), [x, g])
+    relu_grad = np.where(x > 0, g, 0.0)
+    np.testing.assert_array_equal(out, np.where(x < g, x, relu_grad).astype(np.float32))
+
+
 def test_elementwise_f16_to_f32_cast_relu(tmp_path):
     t16, t32 = "tensor<64x1024xf16>", "tensor<64x1024xf32>"
     body = f"""    %0 = "ascend.binary"(%arg0, %arg1) {{kind = "mul"}} : ({t16}, {t16}) -> {t16}

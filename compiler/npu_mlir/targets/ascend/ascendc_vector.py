@@ -125,6 +125,40 @@ def _ternary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[s
     raise CodegenError(f"ERR03007 GRAPH ternary '{kind}' with these operand kinds has no AscendC vector lowering")
 
 
+_CMP = {"lt": "LT", "gt": "GT", "eq": "EQ", "le": "LE", "ge": "GE", "ne": "NE"}
+_SWAPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _compare(op: ir.Operation, names: Names, dst: str, n: str) -> list[str]:
+    """A bit mask in UB (the i1 tensor's buffer), as Compare writes it for Select."""
+    pred = ir.StringAttr(op.attributes["predicate"]).value
+    lhs, rhs = op.operands
+    lt, rt = (isinstance(v.type, ir.RankedTensorType) for v in (lhs, rhs))
+    mask = f"{dst}.ReinterpretCast<uint8_t>()"
+    if lt and rt:
+        return [f"Compare({mask}, {names.expr[lhs]}, {names.expr[rhs]}, CMPMODE::{_CMP[pred]}, {n});"]
+    tensor, scalar = (lhs, rhs) if lt else (rhs, lhs)
+    pred = pred if lt else _SWAPPED[pred]
+    t = ctype(tensor.type)
+    return [f"CompareScalar({mask}, {names.expr[tensor]}, static_cast<{t}>({names.scalar(scalar)}), "
+            f"CMPMODE::{_CMP[pred]}, {n});"]
+
+
+def _select(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str]:
+    cond, a, b = op.operands
+    mask = f"{names.expr[cond]}.ReinterpretCast<uint8_t>()"
+    at, bt = (isinstance(v.type, ir.RankedTensorType) for v in (a, b))
+    if at and bt:
+        return [f"Select({dst}, {mask}, {names.expr[a]}, {names.expr[b]}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});"]
+    if at:
+        return [f"Select({dst}, {mask}, {names.expr[a]}, static_cast<{t}>({names.scalar(b)}), "
+                f"SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});"]
+    if bt:  # scalar where true: fill, then keep the fill where the mask is set
+        return [f"Duplicate({dst}, static_cast<{t}>({names.scalar(a)}), {n});",
+                f"Select({dst}, {mask}, {dst}, {names.expr[b]}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});"]
+    raise CodegenError("ERR03007 GRAPH select of two scalars has no AscendC vector lowering")
+
+
 def _cast(op: ir.Operation, names: Names, dst: str, n: str) -> list[str]:
     src, res = (ir.RankedTensorType(v.type).element_type for v in (op.operands[0], op.results[0]))
     if isinstance(res, ir.IntegerType) and not isinstance(src, ir.IntegerType):
@@ -170,6 +204,10 @@ def compute(ops: list[ir.Operation], names: Names) -> list[str]:
             lines += _binary(op, names, dst, t, n)
         elif op.name == "ascend.unary":
             lines += _unary(op, names, dst, t, n)
+        elif op.name == "ascend.compare":
+            lines += _compare(op, names, dst, n)
+        elif op.name == "ascend.select":
+            lines += _select(op, names, dst, t, n)
         elif op.name == "ascend.ternary":
             lines += _ternary(op, names, dst, t, n)
         elif op.name == "ascend.cast":
@@ -212,6 +250,10 @@ def _copy(b: Buffer, kind: str, local: str, gm: str, direction: str) -> str:
 
 def emit(kernel: ir.Operation, sig: KernelSignature, kind: str) -> str:
     model = analyze(kernel)
+    for b in model.buffers:
+        if b.role in ("in", "out") and str(ir.RankedTensorType(b.value.type).element_type) == "i1":
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: bool tensors are bytes in GM but bit masks in UB; "
+                               "a kernel with i1 inputs or outputs has no AscendC lowering")
     names = Names(sig, model.buffers)
     ins = [b for b in model.buffers if b.role == "in"]
     outs = [b for b in model.buffers if b.role == "out"]

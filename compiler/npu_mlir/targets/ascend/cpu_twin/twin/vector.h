@@ -112,3 +112,68 @@ TWIN_REDUCE(ReduceMin, INFINITY, std::min(acc, x))
 #undef TWIN_REDUCE
 
 }  // namespace AscendC
+
+namespace AscendC {
+
+// Compare writes a bit mask (bit i of byte i / 8) that Select reads, as the vector unit does.
+enum class CMPMODE { LT, GT, EQ, LE, GE, NE };
+enum class SELMODE { VSEL_CMPMASK_SPR, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+
+inline bool TwinCompare(float x, float y, CMPMODE mode) {
+  switch (mode) {
+    case CMPMODE::LT: return x < y;
+    case CMPMODE::GT: return x > y;
+    case CMPMODE::EQ: return x == y;
+    case CMPMODE::LE: return x <= y;
+    case CMPMODE::GE: return x >= y;
+    case CMPMODE::NE: return x != y;
+  }
+  return false;
+}
+
+template <typename T, typename Y>
+inline void TwinCompareInto(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, uint32_t n, CMPMODE mode, Y y) {
+  TwinCheckRange(a, n, "Compare");
+  TwinCheckRange(dst, (n + 7) / 8, "Compare mask");
+  for (uint32_t i = 0; i < (n + 7) / 8; ++i) dst.SetValue(i, 0);
+  for (uint32_t i = 0; i < n; ++i)
+    if (TwinCompare(static_cast<float>(a.GetValue(i)), y(i), mode))
+      dst.SetValue(i / 8, static_cast<uint8_t>(dst.GetValue(i / 8) | (1u << (i % 8))));
+}
+
+template <typename T>
+inline void Compare(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, CMPMODE mode,
+                    uint32_t n) {
+  TwinCheckRange(b, n, "Compare");
+  TwinCompareInto(dst, a, n, mode, [&b](uint32_t i) { return static_cast<float>(b.GetValue(i)); });
+}
+
+template <typename T>
+inline void CompareScalar(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, T scalar, CMPMODE mode,
+                          uint32_t n) {
+  float s = static_cast<float>(scalar);
+  TwinCompareInto(dst, a, n, mode, [s](uint32_t) { return s; });
+}
+
+template <typename T>
+inline bool TwinMaskBit(const LocalTensor<uint8_t>& mask, uint32_t i) { return (mask.GetValue(i / 8) >> (i % 8)) & 1u; }
+
+template <typename T>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<uint8_t>& mask, const LocalTensor<T>& a,
+                   const LocalTensor<T>& b, SELMODE mode, uint32_t n) {
+  if (mode != SELMODE::VSEL_TENSOR_TENSOR_MODE) TwinFail("Select of two tensors needs VSEL_TENSOR_TENSOR_MODE");
+  TwinCheckRange(dst, n, "Select");
+  TwinCheckRange(mask, (n + 7) / 8, "Select mask");
+  for (uint32_t i = 0; i < n; ++i) dst.SetValue(i, TwinMaskBit<T>(mask, i) ? a.GetValue(i) : b.GetValue(i));
+}
+
+template <typename T>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<uint8_t>& mask, const LocalTensor<T>& a, T scalar,
+                   SELMODE mode, uint32_t n) {
+  if (mode != SELMODE::VSEL_TENSOR_SCALAR_MODE) TwinFail("Select of a tensor and a scalar needs VSEL_TENSOR_SCALAR_MODE");
+  TwinCheckRange(dst, n, "Select");
+  TwinCheckRange(mask, (n + 7) / 8, "Select mask");
+  for (uint32_t i = 0; i < n; ++i) dst.SetValue(i, TwinMaskBit<T>(mask, i) ? a.GetValue(i) : scalar);
+}
+
+}  // namespace AscendC
