@@ -11,7 +11,8 @@ the shapes fit, or starts its own):
   single           an op that fuses with nothing (format_cast, transpose); reshapes stay on the
                    host as views
 An op may join a group only if none of its operands depends on that group through an op
-outside it, so outlining can never create a cycle. Fusion is what saves the GM round trips
+outside it, so outlining can never create a cycle; two groups of the same shape that do not
+depend on each other merge when an op reads both (layer norm's mean and variance branches). Fusion is what saves the GM round trips
 between ops: one kernel reads its inputs once and writes its results once.
 A group whose outputs differ in type is split (an ascend.yield carries values of one type):
 its trailing ops move to a follow-up kernel until the outputs agree.
@@ -101,6 +102,40 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
     # first consumer and run inside its kernel instead of a kernel of their own.
     floating: dict[ir.Operation, ir.OpView] = {}
 
+    position = {op.operation: i for i, op in enumerate(block.operations)}
+
+    def needs(g: Group) -> set[int]:
+        """Groups g reads from, directly or through other ops."""
+        out: set[int] = set()
+        for member in g.ops:
+            for o in member.operands:
+                if producer_group(o) is not g:
+                    out |= reach.get(o, set())
+        return out
+
+    def merge(into: Group, other: Group) -> None:
+        """Fold an independent group of the same shape into `into` (program order kept)."""
+        into.ops = sorted(into.ops + other.ops, key=lambda o: position[o.operation])
+        into.kind = "reduction" if "reduction" in (into.kind, other.kind) else into.kind
+        into.reduce_dims = into.reduce_dims if into.reduce_dims is not None else other.reduce_dims
+        for member in other.ops:
+            group_of[member.operation] = into
+        for deps in reach.values():
+            if id(other) in deps:
+                deps.discard(id(other))
+                deps.add(id(into))
+        groups.remove(other)
+
+    def mergeable(g: Group, h: Group | None) -> bool:
+        vector = ("elementwise", "reduction")
+        if h is None or h is g or g.kind not in vector or h.kind not in vector:
+            return False
+        if g.domain != h.domain or len(g.ops) + len(h.ops) >= max_ops:
+            return False
+        if None not in (g.reduce_dims, h.reduce_dims) and g.reduce_dims != h.reduce_dims:
+            return False
+        return id(h) not in needs(g) and id(g) not in needs(h)
+
     for op in block.operations:
         operands = list(op.operands)
         joined = None
@@ -113,6 +148,11 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
                 g = producer_group(v)
                 if g is None or (g.kind in CUBE.values() and not epilogue):
                     continue
+                # Two independent groups this op joins up become one kernel (layer norm's mean
+                # and variance branches), so the op does not have to wait for a second launch.
+                for o in operands:
+                    if mergeable(g, producer_group(o)):
+                        merge(g, producer_group(o))
                 # An operand from outside g that depends on g would make kernel g wait on itself.
                 if any(producer_group(o) is not g and id(g) in reach.get(o, ()) for o in operands):
                     continue

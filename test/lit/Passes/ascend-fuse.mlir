@@ -141,3 +141,23 @@ func.func @bias_broadcast_joins_epilogue(%x: tensor<16x32xf32>, %w: tensor<32x64
   %2 = "ascend.binary"(%0, %1) {kind = "add"} : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
   return %2 : tensor<16x64xf32>
 }
+
+// -----
+
+// Layer norm's mean branch and variance branch start from the same input independently; the op
+// that combines them merges both groups into one kernel.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK-COUNT-2: "ascend.reduce"
+// CHECK: fusion = "reduction"
+// CHECK-LABEL: func.func @independent_branches_merge
+// CHECK-COUNT-1: "ascend.launch"
+// CHECK-NOT: "ascend.launch"
+func.func @independent_branches_merge(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = "ascend.reduce"(%x) {kind = "sum", dims = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %sb = "ascend.broadcast"(%s) {dims = array<i64: 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq = "ascend.binary"(%x, %x) {kind = "mul"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %q = "ascend.reduce"(%sq) {kind = "sum", dims = array<i64: 1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %qb = "ascend.broadcast"(%q) {dims = array<i64: 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %r = "ascend.binary"(%sb, %qb) {kind = "div"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
