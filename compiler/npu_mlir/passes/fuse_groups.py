@@ -1,0 +1,165 @@
+"""Grouping for ascend-fuse: which ascend ops of a block share a kernel (see fuse.py)."""
+
+from dataclasses import dataclass, field
+
+from torch_mlir import ir
+
+ELEMENTWISE = {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast", "ascend.compare",
+               "ascend.select", "ascend.broadcast"}
+# Kernels of their own: a transpose is a data movement the vector tiling does not model.
+# Reshapes are not outlined at all: they are views, and stay in the host function.
+ALONE = {"ascend.format_cast", "ascend.transpose"}
+CUBE = {"ascend.matmul": "matmul_epilogue", "ascend.batch_matmul": "matmul_epilogue",
+        "ascend.conv2d": "conv"}
+
+
+@dataclass
+class Group:
+    kind: str
+    domain: list[int]
+    ops: list[ir.OpView] = field(default_factory=list)
+    reduce_dims: list[int] | None = None
+
+    def shapes(self) -> list[list[int]]:
+        """Result shapes an op may have to belong here."""
+        if self.reduce_dims is None:
+            return [self.domain]
+        kept = [s for i, s in enumerate(self.domain) if i not in self.reduce_dims]
+        ones = [1 if i in self.reduce_dims else s for i, s in enumerate(self.domain)]
+        return [self.domain, kept, ones]
+
+
+def tensor_shape(v: ir.Value) -> list[int] | None:
+    return list(v.type.shape) if isinstance(v.type, ir.RankedTensorType) else None
+
+
+def _try_join(group: Group, op: ir.OpView, max_ops: int) -> bool:
+    name = op.operation.name
+    if len(group.ops) >= max_ops or name in CUBE or name in ALONE or group.kind == "single":
+        return False
+    if name == "ascend.reduce":
+        src, dims = tensor_shape(op.operands[0]), op.attr_ints("dims")
+        if group.kind in ("matmul_epilogue", "conv") or src != group.domain:
+            return False
+        if group.reduce_dims not in (None, dims):
+            return False
+        group.kind, group.reduce_dims = "reduction", dims
+    elif tensor_shape(op.results[0]) not in group.shapes():
+        return False
+    group.ops.append(op)
+    return True
+
+
+def _new_group(op: ir.OpView) -> Group | None:
+    name = op.operation.name
+    if name in CUBE:
+        return Group(CUBE[name], tensor_shape(op.results[0]), [op])
+    if name == "ascend.reduce":
+        return Group("reduction", tensor_shape(op.operands[0]), [op], op.attr_ints("dims"))
+    if name in ELEMENTWISE and tensor_shape(op.results[0]) is not None:
+        return Group("elementwise", tensor_shape(op.results[0]), [op])
+    if name in ALONE:
+        return Group("single", tensor_shape(op.results[0]), [op])
+    return None
+
+
+def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
+    groups: list[Group] = []
+    group_of: dict[ir.Operation, Group] = {}
+    # reach[v]: ids of the groups value v depends on, directly or through any op.
+    reach: dict[ir.Value, set[int]] = {}
+
+    def producer_group(v: ir.Value) -> Group | None:
+        owner = v.owner
+        return group_of.get(owner.operation) if isinstance(owner, ir.OpView) else None
+
+    # Broadcasts of values from outside every group (a bias, a norm weight) wait for their
+    # first consumer and run inside its kernel instead of a kernel of their own.
+    floating: dict[ir.Operation, ir.OpView] = {}
+
+    position = {op.operation: i for i, op in enumerate(block.operations)}
+
+    def needs(g: Group) -> set[int]:
+        """Groups g reads from, directly or through other ops."""
+        out: set[int] = set()
+        for member in g.ops:
+            for o in member.operands:
+                if producer_group(o) is not g:
+                    out |= reach.get(o, set())
+        return out
+
+    def merge(into: Group, other: Group) -> None:
+        """Fold an independent group of the same shape into `into` (program order kept)."""
+        into.ops = sorted(into.ops + other.ops, key=lambda o: position[o.operation])
+        into.kind = "reduction" if "reduction" in (into.kind, other.kind) else into.kind
+        into.reduce_dims = into.reduce_dims if into.reduce_dims is not None else other.reduce_dims
+        for member in other.ops:
+            group_of[member.operation] = into
+        for deps in reach.values():
+            if id(other) in deps:
+                deps.discard(id(other))
+                deps.add(id(into))
+        groups.remove(other)
+
+    def mergeable(g: Group, h: Group | None) -> bool:
+        vector = ("elementwise", "reduction")
+        if h is None or h is g or g.kind not in vector or h.kind not in vector:
+            return False
+        if g.domain != h.domain or len(g.ops) + len(h.ops) >= max_ops:
+            return False
+        if None not in (g.reduce_dims, h.reduce_dims) and g.reduce_dims != h.reduce_dims:
+            return False
+        return id(h) not in needs(g) and id(g) not in needs(h)
+
+    for op in block.operations:
+        operands = list(op.operands)
+        joined = None
+        if op.operation.name == "ascend.broadcast" and producer_group(operands[0]) is None:
+            floating[op.operation] = op
+            reach[op.results[0]] = set(reach.get(operands[0], set()))
+            continue
+        if op.operation.name in ELEMENTWISE or op.operation.name == "ascend.reduce":
+            for v in reversed(operands):
+                g = producer_group(v)
+                if g is None or (g.kind in CUBE.values() and not epilogue):
+                    continue
+                # Two independent groups this op joins up become one kernel (layer norm's mean
+                # and variance branches), so the op does not have to wait for a second launch.
+                for o in operands:
+                    if mergeable(g, producer_group(o)):
+                        merge(g, producer_group(o))
+                # An operand from outside g that depends on g would make kernel g wait on itself.
+                if any(producer_group(o) is not g and id(g) in reach.get(o, ()) for o in operands):
+                    continue
+                if _try_join(g, op, max_ops):
+                    joined = g
+                    break
+        if joined is None:
+            joined = _new_group(op)
+            if joined is not None:
+                groups.append(joined)
+        depends = set().union(*(reach.get(o, set()) for o in operands)) if operands else set()
+        if joined is not None:
+            group_of[op.operation] = joined
+            depends = depends | {id(joined)}
+            if op.operation.name not in CUBE:
+                _claim_broadcasts(op, joined, floating, group_of, reach, max_ops)
+        for r in op.results:
+            reach[r] = depends
+    for b in floating.values():
+        groups.append(Group("elementwise", tensor_shape(b.results[0]), [b]))
+    return groups
+
+
+def _claim_broadcasts(op: ir.OpView, group: Group, floating: dict, group_of: dict, reach: dict,
+                      max_ops: int) -> None:
+    for v in op.operands:
+        b = floating.get(v.owner.operation) if isinstance(v.owner, ir.OpView) else None
+        if b is None or len(group.ops) >= max_ops or tensor_shape(b.results[0]) not in group.shapes():
+            continue
+        if id(group) in reach.get(b.operands[0], ()):
+            continue
+        del floating[b.operation]
+        group.ops.insert(group.ops.index(op), b)
+        group_of[b.operation] = group
+        reach[b.results[0]] = reach[b.results[0]] | {id(group)}
