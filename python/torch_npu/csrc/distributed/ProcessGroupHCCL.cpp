@@ -51,9 +51,15 @@ std::string describe(const std::exception& e) {
 
 // Captures the work queued so far on the current stream of `device`.
 aclrtEvent recordReadyEvent(c10::DeviceIndex device) {
+  aclrtStream stream = nativeStream(getCurrentStream(device));
   aclrtEvent event = nullptr;
   NPU_CHECK_ACL(aclrtCreateEventWithFlag(&event, ACL_EVENT_SYNC));
-  NPU_CHECK_ACL(aclrtRecordEvent(event, nativeStream(getCurrentStream(device))));
+  if (aclrtRecordEvent(event, stream) != ACL_SUCCESS) {
+    std::string message = aclGetRecentErrMsg();
+    aclrtDestroyEvent(event);
+    TORCH_CHECK(false, "recording the collective's ready event failed: ", message, "\n",
+                errCode(SubModule::DIST, ErrCode::ACL));
+  }
   return event;
 }
 
@@ -147,7 +153,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, co
                                                    " could not start: " + describe(e)));
       return;
     }
-    waiter_->post([this, work, started, out = std::move(out), op]() mutable {
+    // The buffers ride along until the transport is done with them: they keep the npu tensors alive.
+    waiter_->post([this, work, started, in = std::move(in), out = std::move(out), op]() mutable {
       try {
         started->wait();
         for (auto& b : out) b.writeBack();
