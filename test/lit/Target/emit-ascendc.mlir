@@ -98,5 +98,5 @@
 
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
 // ERR: untranslatable.mlir:13:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling)
-// ERR: untranslatable.mlir:22:1: error: ERR03007 GRAPH unary kind 'erf' has no AscendC vector lowering
+// ERR: untranslatable.mlir:22:1: error: ERR03007 GRAPH binary kind 'pow' has no AscendC vector instruction
 // LOWERED: error: ERR03007 GRAPH kernel @chain is already lowered to tile-level ops; emit AscendC from the ascend-tile / ascend-plan-memory output

@@ -112,6 +112,7 @@ CASES = {
                           [torch.randn(300, 7), torch.randn(300, 7)], 1e-5),
     "softmax_rows": (lambda x: torch.softmax(x * 2.0, dim=-1), [torch.randn(64, 100)], 1e-5),
     "row_sum": (lambda x: (x * x).sum(dim=-1), [torch.randn(50, 333)], 1e-4),
+    "gelu_erf": (lambda x: torch.nn.functional.gelu(x), [torch.randn(2000, 3)], 1e-5),
     "matmul": (lambda a, b: a @ b, [torch.randn(100, 70), torch.randn(70, 90)], 1e-4),
     # Mix kernels: the vector epilogue runs on each output tile after Fixpipe.
     "matmul_bias_silu": (lambda a, b, bias: torch.nn.functional.silu(a @ b + bias),

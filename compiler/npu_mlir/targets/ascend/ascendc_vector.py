@@ -16,7 +16,9 @@ from .memory_plan import slots_of
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
 _UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
-          "reciprocal": "Reciprocal", "relu": "Relu", "tanh": "Tanh"}
+          "reciprocal": "Reciprocal", "relu": "Relu", "tanh": "Tanh",
+          # high-level math APIs
+          "erf": "Erf", "sin": "Sin", "cos": "Cos", "floor": "Floor", "ceil": "Ceil", "round": "Round"}
 _REDUCE = {"sum": "ReduceSum", "mean": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
 
 

@@ -51,6 +51,13 @@ TWIN_UNARY(Rsqrt, 1.0f / std::sqrt(x))
 TWIN_UNARY(Reciprocal, 1.0f / x)
 TWIN_UNARY(Relu, std::max(x, 0.0f))
 TWIN_UNARY(Tanh, std::tanh(x))
+// AscendC's high-level math APIs (lib/math): elementwise, fp32 inside.
+TWIN_UNARY(Erf, std::erf(x))
+TWIN_UNARY(Sin, std::sin(x))
+TWIN_UNARY(Cos, std::cos(x))
+TWIN_UNARY(Floor, std::floor(x))
+TWIN_UNARY(Ceil, std::ceil(x))
+TWIN_UNARY(Round, std::nearbyint(x))
 #undef TWIN_UNARY
 
 #define TWIN_SCALAR(NAME, EXPR)                                                                  \
