@@ -11,6 +11,7 @@
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/aten/CpuFallback.h"
 #include "torch_npu/csrc/core/NpuAllocator.h"
+#include "torch_npu/csrc/core/NpuDevice.h"
 #include "torch_npu/csrc/core/NpuStream.h"
 #include "torch_npu/csrc/eager/CompileMiss.h"
 #include "torch_npu/csrc/eager/KernelCache.h"
@@ -96,7 +97,9 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     inputs.push_back(ref.element < 0 ? v.toTensor() : v.toTensorList().get(ref.element));
   }
   c10::Device device = inputs.empty() ? c10::Device(c10::DeviceType::PrivateUse1) : inputs.front().device();
-  c10::DeviceGuard guard(device);
+  // Switching devices costs a runtime call on entry and exit: only when the inputs are elsewhere.
+  c10::OptionalDeviceGuard guard;
+  if (device.index() != currentDevice()) guard.reset_device(device);
   c10::Stream stream = getCurrentStream(device.index());
 
   // Where each result goes: a fresh tensor, or the in-place / out= tensor the caller gave.

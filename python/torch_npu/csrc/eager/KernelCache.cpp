@@ -108,9 +108,17 @@ double cpuScalarValue(const at::Tensor& t) {
 }  // namespace
 
 const OpInfo& opInfo(const c10::OperatorHandle& op) {
+  // Loops call one op many times: skip the shared map then (OpInfos are never freed).
+  thread_local const void* lastSchema = nullptr;
+  thread_local const OpInfo* lastInfo = nullptr;
+  if (&op.schema() == lastSchema) return *lastInfo;
   std::lock_guard<std::mutex> lock(opInfoMutex);
   std::unique_ptr<OpInfo>& slot = opInfos[&op.schema()];
-  if (slot) return *slot;
+  lastSchema = &op.schema();
+  if (slot) {
+    lastInfo = slot.get();
+    return *slot;
+  }
   slot = std::make_unique<OpInfo>();
   const c10::FunctionSchema& schema = op.schema();
   slot->name = schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
@@ -125,6 +133,7 @@ const OpInfo& opInfo(const c10::OperatorHandle& op) {
     slot->isOut.push_back(written && arg.is_out());
     if (written && !arg.is_out()) slot->inplaceSelf = static_cast<int>(i);
   }
+  lastInfo = slot.get();
   return *slot;
 }
 
