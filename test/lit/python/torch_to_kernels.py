@@ -4,25 +4,31 @@
 
 import torch
 import torch.nn.functional as F
-from torch_mlir import fx, ir
+import torch_mlir.dialects.torch as torch_dialect
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch_mlir import ir
+from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+from torch_mlir.extras.fx_importer import FxImporter
+from torch_mlir.passmanager import PassManager
 
 from npu_mlir.dialects.ascend import load_ascend
 from npu_mlir.pipeline import PipelineOptions, run_pipeline
 
 
-class Block(torch.nn.Module):
-    def forward(self, x, w, b):
-        return torch.softmax(F.gelu(F.linear(x, w, b)), dim=-1)
+def block(x, w, b):
+    return torch.softmax(F.gelu(F.linear(x, w, b)), dim=-1)
 
 
-torch_ir = fx.export_and_import(Block(), torch.randn(4, 8), torch.randn(16, 8), torch.randn(16),
-                                output_type="torch")
+# make_fx + FxImporter (fx.export_and_import costs seconds), then torch-mlir's own cleanup to
+# the backend contract: the torch-dialect input the pipeline's first stage takes.
+graph = make_fx(block, decomposition_table=get_decomposition_table())(torch.randn(4, 8), torch.randn(16, 8), torch.randn(16))
 with ir.Context() as ctx, ir.Location.unknown():
-    import torch_mlir.dialects.torch as torch_dialect
-
     torch_dialect.register_dialect(ctx)
     load_ascend(ctx)
-    module = ir.Module.parse(str(torch_ir))
+    importer = FxImporter(context=ctx)
+    importer.import_stateless_graph(graph.graph, func_name="main")
+    module = importer.module
+    PassManager.parse("builtin.module(torchdynamo-export-to-torch-backend-pipeline{extra-library=})").run(module.operation)
     run_pipeline(module, PipelineOptions(until="kernels"))
     kernels = [op for op in module.body.operations if op.operation.name == "ascend.kernel"]
     # CHECK: matmul_epilogue mix ascend.matmul ascend.broadcast ascend.binary
