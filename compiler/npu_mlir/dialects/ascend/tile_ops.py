@@ -22,6 +22,7 @@ from typing import Any
 from torch_mlir import ir
 from torch_mlir.dialects.ext import Operand, Result
 
+from ...targets.ascend.soc import ASCEND910B1
 from .dialect import AscendOp, MemSpaceAttr
 from .shaped import element_type, is_scalar, memref_space, num_bytes
 from .tensor_ops import BINARY_KINDS, COMPARE_PREDICATES, REDUCE_KINDS, TERNARY_KINDS, UNARY_KINDS
@@ -73,8 +74,8 @@ class AllocOp(AscendOp, name="alloc"):
     result: Result[MemRef]
 
     def check(self):
-        from npu_mlir.targets.ascend.soc import ASCEND910B1 as soc
-
+        # Capacities of the default model: an alloc is checked where it stands, without its module.
+        soc = ASCEND910B1
         space, size, depth = MemSpaceAttr(self.attributes["space"]).name, self.attr_int("bytes"), self.attr_int("depth")
         if space == "gm":
             return "allocates on-chip buffers only; gm memory comes from the host"
