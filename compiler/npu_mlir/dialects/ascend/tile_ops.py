@@ -23,7 +23,7 @@ from torch_mlir import ir
 from torch_mlir.dialects.ext import Operand, Result
 
 from ...targets.ascend.soc import ASCEND910B1
-from .dialect import AscendOp, MemSpaceAttr
+from .dialect import AscendOp, MemSpaceAttr, module_soc
 from .shaped import element_type, is_scalar, memref_space, num_bytes
 from .tensor_ops import BINARY_KINDS, COMPARE_PREDICATES, REDUCE_KINDS, TERNARY_KINDS, UNARY_KINDS
 
@@ -74,8 +74,11 @@ class AllocOp(AscendOp, name="alloc"):
     result: Result[MemRef]
 
     def check(self):
-        # Capacities of the default model: an alloc is checked where it stands, without its module.
-        soc = ASCEND910B1
+        # The enclosing module's target, the default model for a detached op.
+        module = self.operation.parent
+        while module is not None and module.name != "builtin.module":
+            module = module.parent
+        soc = module_soc(module) if module is not None else ASCEND910B1
         space, size, depth = MemSpaceAttr(self.attributes["space"]).name, self.attr_int("bytes"), self.attr_int("depth")
         if space == "gm":
             return "allocates on-chip buffers only; gm memory comes from the host"
