@@ -36,6 +36,9 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
     Raises PlanError / CompileRejected (the compiler cannot build it) or WorkerCrashed.
     """
     plan = plan_call(op_name, args, BLOCK_DIM)
+    if plan.empty_outputs is not None:
+        # Nothing to compute: the dispatcher allocates the (empty) results and launches nothing.
+        return _answer(plan, {"so_path": "", "symbol": "", "block_dim": 0, "outputs": plan.empty_outputs})
     disk_key = _disk_key(key, plan, args)
     kernel = disk_cache.load(disk_key)
     if kernel is None:

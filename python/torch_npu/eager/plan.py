@@ -25,6 +25,8 @@ DTYPE_NAMES = {"Float": torch.float32, "Half": torch.float16, "BFloat16": torch.
 SCALAR_TYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32,
                 torch.float64, torch.complex32, torch.complex64, torch.complex128, torch.bool, torch.qint8,
                 torch.quint8, torch.qint32, torch.bfloat16]
+MLIR_TYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+              torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.bool: "i1"}
 # Which operand `alpha` multiplies.
 ALPHA_SCALES = {"add": "other", "sub": "other", "rsub": "self"}
 
@@ -39,6 +41,7 @@ class Plan:
     inputs: list[tuple[int, int]] = field(default_factory=list)   # (argument, list element or -1) per tensor
     params: list[tuple[int, bool]] = field(default_factory=list)  # (argument, is float) per scalar slot
     baked: list[int] = field(default_factory=list)                # arguments whose values are compiled in
+    empty_outputs: list | None = None  # [(sizes, mlir dtype)] when every input and result has no element
 
 
 def _signature(schema: torch._C.FunctionSchema, tensorize: frozenset = frozenset()) -> list[tuple[str, str]]:
@@ -137,6 +140,13 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
         expected = _results(plan.request)
     except Exception as err:  # no meta kernel, data-dependent shapes, bad arguments: not compilable
         raise PlanError(f"cannot infer the results on meta tensors: {type(err).__name__}: {str(err)[:300]}") from err
+    if any(0 in shape for _, shape, _ in plan.request["tensors"]):
+        if not all(0 in shape for _, shape in expected):
+            raise PlanError("an empty input with a non-empty result (e.g. a sum over nothing) is not compiled")
+        if any(dtype not in MLIR_TYPES for dtype, _ in expected):
+            raise PlanError(f"result dtypes {[str(d) for d, _ in expected]} are not supported")
+        plan.empty_outputs = [(list(shape), MLIR_TYPES[dtype]) for dtype, shape in expected]
+        return plan
     _parameterize(op, schema_args, numbers, plan, expected)
     return plan
 

@@ -117,3 +117,14 @@ def test_in_place_on_int_with_float_is_an_error():
         assert "can't be cast" in str(err)
     else:
         raise AssertionError("an int tensor cannot take a float result in place")
+
+
+def test_empty_tensors_launch_nothing(eager_stats):
+    a, b = torch.randn(0, 3), torch.randn(0, 3)
+    got = torch.add(a.npu(), b.npu(), alpha=2.0)
+    assert got.shape == (0, 3) and got.device.type == "npu"
+    assert torch.exp(a.npu()).shape == (0, 3)
+    assert_no_fallback()
+    # A result with elements from no inputs (sum over nothing = 0) is left to the CPU fallback.
+    assert torch.sum(a.npu()).item() == 0.0
+    assert eager_stats()["aten::sum"]["fallback"] == 1

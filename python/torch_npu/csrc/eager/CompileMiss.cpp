@@ -91,7 +91,8 @@ std::vector<ArgRef> argRefs(const py::handle& list) {
 std::shared_ptr<const CacheEntry> recordFrom(const py::dict& result) {
   auto record = std::make_shared<KernelRecord>();
   record->symbol = result["symbol"].cast<std::string>();
-  record->fn = loadKernel(result["so_path"].cast<std::string>(), record->symbol);
+  std::string path = result["so_path"].cast<std::string>();
+  if (!path.empty()) record->fn = loadKernel(path, record->symbol);
   record->blockDim = result["block_dim"].cast<uint32_t>();
   record->inputs = argRefs(result["inputs"]);
   for (const py::handle& item : result["params"]) {

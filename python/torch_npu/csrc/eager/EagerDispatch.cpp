@@ -145,8 +145,10 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
   for (size_t p = 0; p < kernel.params.size(); ++p) {
     slots.push_back(paramSlot((*stack)[argBase + kernel.params[p].arg], kernel.paramIsFloat[p]));
   }
-  NPU_CHECK_ACL(aclrtLaunchKernel(kernel.fn, kernel.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
-                                  kernel.symbol.c_str(), nativeStream(stream)));
+  if (kernel.fn != nullptr) {
+    NPU_CHECK_ACL(aclrtLaunchKernel(kernel.fn, kernel.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
+                                    kernel.symbol.c_str(), nativeStream(stream)));
+  }
   // Ordered after the kernel on the same stream; copy_ also casts to the target's dtype.
   for (auto& [temporary, target] : copyBack) target.copy_(temporary);
 

@@ -30,7 +30,6 @@ bool appendTensor(const at::Tensor& t, std::string& key) {
   }
   if (t.is_conj() || t.is_neg() || t.layout() != c10::kStrided) return false;
   if (isNpu(t)) {
-    if (t.numel() == 0) return false;
     key.push_back('T');
     appendRaw(key, static_cast<int8_t>(t.scalar_type()));
     appendRaw(key, static_cast<int8_t>(t.dim()));

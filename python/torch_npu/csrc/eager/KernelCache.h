@@ -42,7 +42,7 @@ struct OutputSpec {
 // A compiled kernel and how to feed it: tensor inputs, outputs and scalar parameters in
 // slot order (the ABI of npu_mlir.targets.ascend.sim_abi).
 struct KernelRecord {
-  aclrtKernelFunc fn = nullptr;
+  aclrtKernelFunc fn = nullptr;  // null: every result is empty, nothing to launch
   uint32_t blockDim = 1;
   std::string symbol;
   std::vector<ArgRef> inputs;
