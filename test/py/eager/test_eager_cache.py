@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from conftest import assert_no_fallback
@@ -128,3 +129,20 @@ def test_empty_tensors_launch_nothing(eager_stats):
     # A result with elements from no inputs (sum over nothing = 0) is left to the CPU fallback.
     assert torch.sum(a.npu()).item() == 0.0
     assert eager_stats()["aten::sum"]["fallback"] == 1
+
+
+def test_tensors_on_two_devices_are_refused():
+    if torch.npu.device_count() < 2:
+        pytest.skip("needs two simulated devices (NPU_SIM_DEVICE_COUNT)")
+    a, b = torch.randn(3).to("npu:0"), torch.randn(3).to("npu:1")
+    try:
+        a + b
+    except RuntimeError as err:
+        assert "same device" in str(err) and "ERR01001" in str(err)
+    else:
+        raise AssertionError("a kernel must not read another device's tensor")
+    with torch.npu.device(1):
+        c = torch.randn(3)
+        got = c.to("npu:1") * 2.0
+        assert got.device == torch.device("npu:1")
+        torch.testing.assert_close(got.cpu(), c * 2.0)

@@ -97,6 +97,12 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     inputs.push_back(ref.element < 0 ? v.toTensor() : v.toTensorList().get(ref.element));
   }
   c10::Device device = inputs.empty() ? c10::Device(c10::DeviceType::PrivateUse1) : inputs.front().device();
+  for (const at::Tensor& t : inputs) {
+    // The key leaves devices out (a kernel runs anywhere); one call's tensors must share one.
+    TORCH_CHECK(t.device() == device, "Expected all tensors to be on the same device, but found at least two "
+                "devices, ", device, " and ", t.device(), "! (", info.name, ")\n",
+                errCode(SubModule::OPS, ErrCode::PARAM));
+  }
   // Switching devices costs a runtime call on entry and exit: only when the inputs are elsewhere.
   c10::OptionalDeviceGuard guard;
   if (device.index() != currentDevice()) guard.reset_device(device);
