@@ -40,6 +40,10 @@ at::Generator streamGenerator(const std::optional<at::Generator>& gen, c10::Devi
 // work already queued there (which produced `inputs`).
 void fillOnStream(const at::Tensor& out, const std::optional<at::Generator>& gen, Fill fill,
                   const std::vector<at::Tensor>& inputs = {}) {
+  // An NPU generator makes the dispatcher pick these kernels even for CPU tensors.
+  TORCH_CHECK(out.device().type() == c10::DeviceType::PrivateUse1, "an NPU generator cannot fill a tensor on ",
+              out.device(), ": pass a generator of that device, or create the tensor with device='npu'\n",
+              ptaErr(ErrCode::PARAM));
   if (out.numel() == 0) return;
   c10::DeviceGuard guard(out.device());
   c10::DeviceIndex device = out.device().index();
