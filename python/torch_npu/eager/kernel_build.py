@@ -20,6 +20,11 @@ from typing import Any, Sequence
 
 import torch
 
+if __package__:
+    from torch_npu.eager.retrace import RETRACED
+else:  # a compile worker imports this file as a top-level module, next to retrace.py
+    from retrace import RETRACED
+
 PARAM_DTYPES = {"f64": torch.float64, "i64": torch.int64}
 
 
@@ -56,7 +61,7 @@ def materialize(request: dict, tensors: Sequence[torch.Tensor], params: Sequence
             kwargs[schema_arg.name] = value
         else:
             args.append(value)
-    return op(*args, **kwargs)
+    return RETRACED.get(op, op)(*args, **kwargs)
 
 
 def example_tensors(request: dict, device: str = "cpu") -> tuple[list[torch.Tensor], list[torch.Tensor]]:
