@@ -13,13 +13,15 @@ def eager_stats() -> dict[str, dict[str, float]]:
     Each op's dict holds ``hits`` / ``misses`` (kernel cache lookups), ``compile_ms`` (time spent in
     misses, including disk-cache loads), and calls by path: ``compiled`` (ran an npu_mlir kernel),
     ``fallback`` (ran on the CPU, from any cause; counted by the CPU fallback itself). Ops that only
-    took the fallback appear too. Returns at once; never synchronizes.
+    took the fallback appear too; ``view`` counts the metadata-only views listed under ``views:`` in
+    npu_native_functions.yaml. Returns at once; never synchronizes.
     """
     rows = {name: dict(row) for name, row in _C._eager_stats().items()}
     for name, calls in _C._fallback_counts().items():
-        row = rows.setdefault(name, {"hits": 0, "misses": 0, "compiled": 0, "fallback": 0, "compile_ms": 0.0})
+        row = rows.setdefault(name, {"hits": 0, "misses": 0, "compiled": 0, "fallback": 0, "view": 0,
+                                     "compile_ms": 0.0})
         row["fallback"] = calls
-    return {name: row for name, row in rows.items() if row["hits"] or row["misses"] or row["fallback"]}
+    return {name: row for name, row in rows.items() if row["hits"] or row["misses"] or row["fallback"] or row["view"]}
 
 
 def reset_eager_stats() -> None:

@@ -146,3 +146,19 @@ def test_tensors_on_two_devices_are_refused():
         got = c.to("npu:1") * 2.0
         assert got.device == torch.device("npu:1")
         torch.testing.assert_close(got.cpu(), c * 2.0)
+
+
+def test_views_are_counted_and_alias_their_base(eager_stats):
+    x = torch.randn(4, 6)
+    xn = x.npu()
+    view = xn.t().unsqueeze(0)[0, 1:3].permute(1, 0)
+    assert view.data_ptr() != 0 and view.untyped_storage().data_ptr() == xn.untyped_storage().data_ptr()
+    torch.testing.assert_close(view.cpu(), x.t().unsqueeze(0)[0, 1:3].permute(1, 0))
+    view.mul_(2.0)  # writes through the view reach the base
+    expected = x.clone()
+    expected.t().unsqueeze(0)[0, 1:3].permute(1, 0).mul_(2.0)
+    torch.testing.assert_close(xn.cpu(), expected)
+    stats = eager_stats()
+    for op in ("aten::t", "aten::unsqueeze", "aten::permute", "aten::slice.Tensor"):
+        assert stats[op]["view"] >= 1, (op, stats.get(op))
+    assert_no_fallback()

@@ -3,7 +3,9 @@
     python gen_native_registrations.py npu_native_functions.yaml NpuNativeFunctions.cpp
 
 Every op under `supported:` is registered for PrivateUse1 with the eager dispatcher's boxed kernel
-(torch_npu::eager::compiledKernel), as torch_npu's codegen registers its op-plugin kernels. The file
+(torch_npu::eager::compiledKernel), as torch_npu's codegen registers its op-plugin kernels. Ops
+under `views:` (metadata-only views whose kernel is the same for every backend) get
+torch_npu::eager::viewKernel, which counts the call and runs that shared kernel. The file
 is YAML, but only the subset this project writes (top-level keys holding `- item` lists), so the
 build needs no YAML package. A `custom:` section is reserved for torch_npu's own ops; entries there
 are rejected until their compile path exists, rather than registered half-working.
@@ -53,15 +55,19 @@ def parse(text: str) -> dict[str, list[str]]:
 
 def render(sections: dict[str, list[str]]) -> str:
     ops = sections.get("supported", [])
-    for op in ops:
+    views = sections.get("views", [])
+    for op in ops + views:
         if not OP_NAME.match(op):
             raise SystemExit(f"'{op}' is not an aten op name such as add.Tensor")
-    if len(set(ops)) != len(ops):
-        raise SystemExit(f"duplicate ops: {sorted({op for op in ops if ops.count(op) > 1})}")
+    every = ops + views
+    if len(set(every)) != len(every):
+        raise SystemExit(f"duplicate ops: {sorted({op for op in every if every.count(op) > 1})}")
     if sections.get("custom"):
         raise SystemExit("custom ops are not compiled by the eager path yet; remove them from the yaml")
     lines = [f'  m.impl("{op}", torch::CppFunction::makeFromBoxedFunction<&torch_npu::eager::compiledKernel>());'
              for op in ops]
+    lines += [f'  m.impl("{op}", torch::CppFunction::makeFromBoxedFunction<&torch_npu::eager::viewKernel>());'
+              for op in views]
     return HEADER + "\n".join(lines) + "\n" + FOOTER
 
 

@@ -18,6 +18,7 @@ TORCH_NPU_BINDINGS(bindEager) {
       d["misses"] = row.misses;
       d["compiled"] = row.compiled;
       d["fallback"] = row.fallback;
+      d["view"] = row.view;
       d["compile_ms"] = row.compileMs;
       rows[pybind11::str(name)] = d;
     }

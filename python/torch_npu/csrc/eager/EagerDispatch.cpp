@@ -184,4 +184,9 @@ void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   run(info, *entry->kernel, stack, argBase);
 }
 
+void viewKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  ++opInfo(op).stats.view;
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+}
+
 }  // namespace torch_npu::eager

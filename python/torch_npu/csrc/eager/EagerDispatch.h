@@ -16,4 +16,8 @@ namespace torch_npu::eager {
 // Boxed kernel: consumes the op's arguments from `stack` and pushes its returns.
 void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// Boxed kernel of a metadata-only view (transpose, permute, ...): counts the call on the "view"
+// path and runs the op's backend-independent kernel (registered for every backend, CPU's entry).
+void viewKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
 }  // namespace torch_npu::eager

@@ -189,7 +189,7 @@ std::map<std::string, StatsRow> statsSnapshot() {
   std::map<std::string, StatsRow> rows;
   for (const auto& [schema, info] : opInfos) {
     const OpStats& s = info->stats;
-    rows[info->name] = {s.hits.load(), s.misses.load(), s.compiled.load(), s.fallback.load(),
+    rows[info->name] = {s.hits.load(), s.misses.load(), s.compiled.load(), s.fallback.load(), s.view.load(),
                         static_cast<double>(s.compileMicros.load()) / 1e3};
   }
   return rows;
@@ -203,6 +203,7 @@ void resetStats() {
     s.misses = 0;
     s.compiled = 0;
     s.fallback = 0;
+    s.view = 0;
     s.compileMicros = 0;
   }
 }

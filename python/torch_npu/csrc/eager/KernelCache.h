@@ -65,6 +65,7 @@ struct OpStats {
   std::atomic<int64_t> misses{0};
   std::atomic<int64_t> compiled{0};  // calls that ran a compiled kernel
   std::atomic<int64_t> fallback{0};  // calls the dispatcher sent to the CPU fallback
+  std::atomic<int64_t> view{0};      // metadata-only view calls
   std::atomic<int64_t> compileMicros{0};
 };
 
@@ -95,7 +96,7 @@ size_t cachedKeyCount();
 
 // Snapshot of every op's counters, by op name.
 struct StatsRow {
-  int64_t hits, misses, compiled, fallback;
+  int64_t hits, misses, compiled, fallback, view;
   double compileMs;
 };
 std::map<std::string, StatsRow> statsSnapshot();
