@@ -5,7 +5,7 @@ DEPS   := $(VENV)/.deps-installed
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # Exact pins: anything looser lets pip pull a multi-GB CUDA torch.
 PIP_DEPS := torch==2.13.0 torch-mlir==20261001 numpy pytest pytest-timeout lit filecheck \
-            ninja cmake scikit-build-core pybind11
+            ninja cmake scikit-build-core pybind11 expecttest
 
 .PHONY: build demo test test-runtime test-lit test-py bench clean
 
