@@ -4,8 +4,8 @@
 
 Each op is checked by test/py/eager/op_db_parity.py (first samples, float32 forward + backward,
 float16/bfloat16 forward where op_db lists them, zero CPU fallback calls). Ops run in chunks, one
-subprocess per chunk, so that a crash of the device runtime on one op costs only its chunk (whose
-ops are then retried one by one). Prints the passing count out of op_db, and the aten ops whose
+subprocess per chunk, so that a crash of the device runtime on one op costs only that op (the rest
+of its chunk runs again in a new process). Prints the passing count out of op_db, and the aten ops whose
 fallback calls blocked the most op_db ops (what to teach the compiler next).
 """
 
@@ -54,11 +54,10 @@ def _spawn(names: list[str], timeout: float) -> dict[str, dict]:
             results.update(json.loads(line))
     missing = [n for n in names if n not in results]
     if missing and failure:
-        if len(names) == 1:
-            results[names[0]] = {"float32": {"passed": False, "reason": f"process {failure}", "fallbacks": {}}}
-        else:
-            for name in missing:
-                results.update(_spawn([name], timeout))
+        # Ops report in order: the first one without a result is the one the process died in.
+        results[missing[0]] = {"float32": {"passed": False, "reason": f"process {failure}", "fallbacks": {}}}
+        if missing[1:]:
+            results.update(_spawn(missing[1:], timeout))
     return results
 
 
@@ -84,12 +83,12 @@ def main() -> int:
     results = {}
     for i in range(0, len(names), args.chunk):
         results.update(_spawn(names[i:i + args.chunk], args.timeout))
+        if args.json:  # after every chunk, so a long run can be read (or stopped) midway
+            Path(args.json).write_text(json.dumps(results, indent=1, sort_keys=True))
         print(f"[{len(results)}/{len(names)}] {sum(r.get('float32', {}).get('passed', False) for r in results.values())}"
               f" pass, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     passing = sorted(n for n, r in results.items() if r.get("float32", {}).get("passed"))
     blockers = collections.Counter(op for r in results.values() for o in r.values() for op in o["fallbacks"])
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1, sort_keys=True))
     print(f"op_db ops passing natively (float32 forward+backward, zero fallback): {len(passing)} of {len(every)}")
     low = sum(all(o["passed"] for o in r.values()) and len(r) > 1 for r in results.values())
     print(f"  of which also pass every float16/bfloat16 dtype op_db lists: {low}")

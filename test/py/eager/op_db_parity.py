@@ -26,6 +26,7 @@ class Outcome:
     passed: bool
     reason: str = ""
     fallbacks: dict[str, int] = field(default_factory=dict)
+    compiled: list[str] = field(default_factory=list)  # aten ops that ran compiled kernels
 
 
 def op_id(info: Any) -> str:
@@ -100,11 +101,15 @@ def check(info: Any) -> dict[torch.dtype, Outcome]:
         except Exception as err:  # any failure of the op (numbers, errors) means it does not pass
             text = str(err).strip()
             outcomes[dtype] = Outcome(False, f"{type(err).__name__}: {text.splitlines()[0][:200] if text else ''}",
-                                      _fallbacks())
+                                      _fallbacks(), _compiled())
             continue
         fallbacks = _fallbacks()
-        outcomes[dtype] = Outcome(not fallbacks, "fallback calls" if fallbacks else "", fallbacks)
+        outcomes[dtype] = Outcome(not fallbacks, "fallback calls" if fallbacks else "", fallbacks, _compiled())
     return outcomes
+
+
+def _compiled() -> list[str]:
+    return sorted(op for op, row in torch.npu.eager_stats().items() if row["compiled"])
 
 
 def _fallbacks() -> dict[str, int]:
