@@ -9,7 +9,7 @@ PIP_DEPS := torch==2.13.0 torch-mlir==20261001 numpy pytest pytest-timeout lit f
 
 .PHONY: build demo test test-runtime test-lit test-py bench clean
 
-$(DEPS): pyproject.toml
+$(DEPS): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q $(PIP_DEPS)
 	touch $@
