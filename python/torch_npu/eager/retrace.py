@@ -130,6 +130,16 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
     return grad_input, grad_weight, grad_output.sum((0, 2, 3))
 
 
+def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: list[int],
+                padding: list[int], dilation: list[int], transposed: bool, output_padding: list[int],
+                groups: int) -> torch.Tensor:
+    # torch-mlir's transposed convolution gives wrong numbers on the sim target (op_db conv_transpose1d).
+    if transposed:
+        raise NotImplementedError("transposed convolutions run on the CPU fallback")
+    return aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                                    groups)
+
+
 RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.nll_loss_forward.default: nll_loss_forward,
     aten.nll_loss_backward.default: nll_loss_backward,
@@ -137,4 +147,5 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.avg_pool2d_backward.default: avg_pool2d_backward,
     aten.max_pool2d_with_indices_backward.default: max_pool2d_with_indices_backward,
     aten.convolution_backward.default: convolution_backward,
+    aten.convolution.default: convolution,
 }
