@@ -11,19 +11,20 @@
 namespace torch_npu {
 namespace {
 
-const c10::OperatorHandle& findOp(const char* name) {
+// By value: findSchemaOrThrow returns a temporary handle.
+c10::OperatorHandle findOp(const char* name) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
 }
 
 void convolutionOverrideable(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stack) {
-  static const c10::OperatorHandle& convolution = findOp("aten::convolution");
+  static const c10::OperatorHandle convolution = findOp("aten::convolution");
   cpuFallback(convolution, stack);
 }
 
 // Stack: grad_output, input, weight, stride, padding, dilation, transposed,
 // output_padding, groups, output_mask. convolution_backward takes bias_sizes after weight.
 void convolutionBackwardOverrideable(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stack) {
-  static const c10::OperatorHandle& backward = findOp("aten::convolution_backward");
+  static const c10::OperatorHandle backward = findOp("aten::convolution_backward");
   constexpr size_t kNumArgs = 10;
   const size_t base = stack->size() - kNumArgs;
   const at::Tensor& weight = (*stack)[base + 2].toTensor();
