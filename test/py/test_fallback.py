@@ -128,12 +128,6 @@ def test_fallback_orders_after_queued_stream_work():
     assert torch.equal(y.cpu(), torch.full((1024,), 6.0))
 
 
-@pytest.mark.xfail(
-    reason="since the eager compiler's kernels replaced the fallback for addmm/log_softmax/nll_loss, "
-    "training diverges from CPU after a few steps (and from the first step under ASCEND_LAUNCH_BLOCKING=1); "
-    "it matched exactly while these ops ran through the fallback",
-    strict=False,
-)
 def test_training_an_mlp_matches_cpu():
     torch.manual_seed(0)
     cpu_model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
