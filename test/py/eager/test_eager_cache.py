@@ -102,8 +102,9 @@ def test_stream_ordering_without_synchronising(eager_stats):
         acc = torch.tanh(acc * 0.9 + xn)
         acc_cpu = torch.tanh(acc_cpu * 0.9 + x)
     side = torch.npu.Stream()
+    # Before entering the context: inside it, current_stream() is `side` itself.
+    side.wait_stream(torch.npu.current_stream())
     with torch.npu.stream(side):
-        side.wait_stream(torch.npu.current_stream())
         doubled = acc + acc
     torch.npu.current_stream().wait_stream(side)
     torch.testing.assert_close(doubled.cpu(), acc_cpu + acc_cpu, atol=1e-5, rtol=1e-5)
