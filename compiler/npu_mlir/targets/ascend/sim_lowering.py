@@ -3,7 +3,8 @@
 Stages, in order, each a function over one module in the sim context:
 1. prepare: inline the user function into the ABI entry, fuse elementwise chains, generalize named
    ops (matmul, conv, fill) so one tiling rule sees every op's loop nest, and give keepdim
-   reductions plain output maps (sim_normalize) so the block split can slice them.
+   reductions plain output maps (sim_normalize) so the block split can slice them, and clone shared
+   boolean ops into each consumer (sim_predicates) so no i1 tensor is ever stored.
 2. schedule (sim_schedule): block split, UB tiles, vectorization - on tensors, where fusion works.
 3. bufferize (each tensor.empty use made distinct first, so no intermediate can share the output
    buffer): outputs become caller-provided buffers (`buffer-results-to-out-params` hoists each
@@ -26,6 +27,7 @@ from torch_mlir.passmanager import PassManager
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.ascend import sim_schedule
 from npu_mlir.targets.ascend.sim_normalize import drop_constant_output_dims
+from npu_mlir.targets.ascend.sim_predicates import duplicate_shared_predicates
 
 PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
            "linalg-generalize-named-ops, canonicalize, cse)")
@@ -61,6 +63,7 @@ def body_function(module: ir.Module, symbol: str) -> ir.Operation:
 def prepare(module: ir.Module) -> None:
     run(module, PREPARE)
     drop_constant_output_dims(module)
+    duplicate_shared_predicates(module)
     run(module, "builtin.module(canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse)")
 
 
