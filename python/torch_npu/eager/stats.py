@@ -12,8 +12,9 @@ def eager_stats() -> dict[str, dict[str, float]]:
 
     Each op's dict holds ``hits`` / ``misses`` (kernel cache lookups), ``compile_ms`` (time spent in
     misses, including disk-cache loads), and calls by path: ``compiled`` (ran an npu_mlir kernel),
-    ``fallback`` (ran on the CPU, from any cause; counted by the CPU fallback itself). Ops that only
-    took the fallback appear too; ``view`` counts the metadata-only views listed under ``views:`` in
+    ``fallback`` (ran on the CPU, from any cause; counted by the CPU fallback itself). A compiled op
+    whose last fallback call the compiler refused also holds ``fallback_reason``, the compiler's
+    message. Ops that only took the fallback appear too; ``view`` counts the metadata-only views listed under ``views:`` in
     npu_native_functions.yaml. Returns at once; never synchronizes.
     """
     rows = {name: dict(row) for name, row in _C._eager_stats().items()}

@@ -163,3 +163,13 @@ def test_views_are_counted_and_alias_their_base(eager_stats):
     for op in ("aten::t", "aten::unsqueeze", "aten::permute", "aten::slice.Tensor"):
         assert stats[op]["view"] >= 1, (op, stats.get(op))
     assert_no_fallback()
+
+
+def test_a_refused_call_says_why(eager_stats):
+    # The simulated device has no uint8 kernels: the planner refuses, the call still runs (on the CPU).
+    x = torch.tensor([200, 100, 7], dtype=torch.uint8)
+    with pytest.warns(UserWarning, match="compiler rejected this call .*Byte"):
+        result = x.npu() + x.npu()
+    torch.testing.assert_close(result.cpu(), x + x)
+    row = eager_stats()["aten::add.Tensor"]
+    assert row["fallback"] == 1 and "Byte" in row["fallback_reason"]

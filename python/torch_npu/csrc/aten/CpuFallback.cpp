@@ -29,7 +29,7 @@ bool fallbackDisabled() {
   return value != nullptr && std::string(value) == "1";
 }
 
-void countAndWarnOnce(const std::string& op) {
+void countAndWarnOnce(const std::string& op, const std::string& reason) {
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(countsMutex);
@@ -37,7 +37,13 @@ void countAndWarnOnce(const std::string& op) {
     first = warned.insert(op).second;
     ++counts[op];
   }
-  if (first) TORCH_WARN(op, " is not currently supported on the NPU backend and will fall back to run on the CPU");
+  if (!first) return;
+  if (reason.empty()) {
+    TORCH_WARN(op, " is not currently supported on the NPU backend and will fall back to run on the CPU");
+  } else {
+    TORCH_WARN(op, " falls back to run on the CPU: the npu compiler rejected this call (", reason,
+               "). torch_npu.npu.eager_stats() shows the reason per op.");
+  }
 }
 
 // Each NPU tensor of the call with the CPU alias that replaced it on the stack.
@@ -137,7 +143,7 @@ class FallbackCall {
   std::vector<Aliased> aliased_;
 };
 
-void npuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std::string& reason) {
   const c10::FunctionSchema& schema = op.schema();
   std::string name = schema.name();
   if (!schema.overload_name().empty()) name += "." + schema.overload_name();
@@ -145,7 +151,7 @@ void npuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                               " is not currently supported on the NPU backend, and TORCH_NPU_FALLBACK_CPU_DISABLE=1 "
                               "forbids running it on the CPU: unset that variable to allow the CPU fallback.\n",
                               errCode(SubModule::OPS, ErrCode::NOT_SUPPORT));
-  countAndWarnOnce(name);
+  countAndWarnOnce(name, reason);
 
   const size_t numArgs = schema.arguments().size();
   const size_t argBase = stack->size() - numArgs;
@@ -161,11 +167,15 @@ void npuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (size_t i = 0; i < numReturns; ++i) (*stack)[retBase + i] = call.returnToNpu((*stack)[retBase + i]);
 }
 
+void npuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { runOnCpu(op, stack, ""); }
+
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&npuCpuFallback>()); }
 
 }  // namespace
 
-void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { npuCpuFallback(op, stack); }
+void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std::string& reason) {
+  runOnCpu(op, stack, reason);
+}
 
 std::map<std::string, int64_t> fallbackCounts() {
   std::lock_guard<std::mutex> lock(countsMutex);

@@ -15,8 +15,9 @@ class OperatorHandle;
 namespace torch_npu {
 
 // Runs `op` on the CPU over aliases of its NPU arguments, counted and warned once per op:
-// also the eager dispatcher's path for ops the compiler cannot build.
-void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+// also the eager dispatcher's path for ops the compiler cannot build, which passes the
+// compiler's `reason` so the warning says why.
+void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std::string& reason = "");
 
 // Calls per op ("aten::add.Tensor" -> n) that took the fallback since the last reset.
 std::map<std::string, int64_t> fallbackCounts();

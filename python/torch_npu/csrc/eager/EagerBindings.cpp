@@ -20,6 +20,7 @@ TORCH_NPU_BINDINGS(bindEager) {
       d["fallback"] = row.fallback;
       d["view"] = row.view;
       d["compile_ms"] = row.compileMs;
+      if (!row.fallbackReason.empty()) d["fallback_reason"] = row.fallbackReason;
       rows[pybind11::str(name)] = d;
     }
     return rows;

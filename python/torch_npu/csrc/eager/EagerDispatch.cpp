@@ -21,6 +21,13 @@ namespace {
 
 constexpr c10::DispatchKeySet kNpuKeys{c10::DispatchKey::PrivateUse1};
 
+const std::string& nonCompilableArgument() {
+  static const std::string reason =
+      "an argument no kernel takes: a CPU tensor with more than one element, a conjugate/negative view, a "
+      "sparse tensor, a complex scalar or a generator";
+  return reason;
+}
+
 // The entry for this call: from the cache (a hit), or compiled now (a miss).
 std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase,
                                           const std::string& key) {
@@ -177,7 +184,9 @@ void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (buildKey(info, *stack, argBase, key)) entry = resolve(info, *stack, argBase, key);
   if (!entry || entry->kind != CacheEntry::Kind::Kernel) {
     ++info.stats.fallback;
-    cpuFallback(op, stack);
+    const std::string& reason = entry ? entry->reason : nonCompilableArgument();
+    info.stats.noteFallbackReason(reason);
+    cpuFallback(op, stack, reason);
     return;
   }
   ++info.stats.compiled;

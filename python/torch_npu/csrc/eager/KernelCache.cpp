@@ -190,7 +190,7 @@ std::map<std::string, StatsRow> statsSnapshot() {
   for (const auto& [schema, info] : opInfos) {
     const OpStats& s = info->stats;
     rows[info->name] = {s.hits.load(), s.misses.load(), s.compiled.load(), s.fallback.load(), s.view.load(),
-                        static_cast<double>(s.compileMicros.load()) / 1e3};
+                        static_cast<double>(s.compileMicros.load()) / 1e3, s.fallbackReason()};
   }
   return rows;
 }
@@ -205,6 +205,7 @@ void resetStats() {
     s.fallback = 0;
     s.view = 0;
     s.compileMicros = 0;
+    s.noteFallbackReason("");
   }
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,20 @@ struct OpStats {
   std::atomic<int64_t> fallback{0};  // calls the dispatcher sent to the CPU fallback
   std::atomic<int64_t> view{0};      // metadata-only view calls
   std::atomic<int64_t> compileMicros{0};
+
+  // Why the last fallback call was not compiled (the compiler's or the key's reason).
+  void noteFallbackReason(const std::string& reason) {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    fallbackReason_ = reason;
+  }
+  std::string fallbackReason() const {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    return fallbackReason_;
+  }
+
+ private:
+  mutable std::mutex reasonMutex_;
+  std::string fallbackReason_;
 };
 
 // Facts about an operator's schema the dispatcher needs on every call; computed once.
@@ -98,6 +113,7 @@ size_t cachedKeyCount();
 struct StatsRow {
   int64_t hits, misses, compiled, fallback, view;
   double compileMs;
+  std::string fallbackReason;
 };
 std::map<std::string, StatsRow> statsSnapshot();
 void resetStats();
