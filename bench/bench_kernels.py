@@ -69,7 +69,7 @@ def compile_times() -> tuple[list[float], list[float]]:
 
 
 def main() -> None:
-    os.environ["NPU_MLIR_KERNEL_CACHE"] = tempfile.mkdtemp(prefix="npu_bench_kernels_")
+    os.environ["TORCH_NPU_KERNEL_CACHE"] = tempfile.mkdtemp(prefix="npu_bench_kernels_")
     torch.set_num_threads(THREADS)
     x, y = torch.randn(16 * 1024 * 1024), torch.randn(16 * 1024 * 1024)
     compare("elementwise x*y+1 relu (16M)", lambda a, b: torch.relu(a * b + 1.0), [x, y], blocks=48)

@@ -14,8 +14,8 @@ the op's result dtypes) and on example tensors here (to trace it).
 
 from __future__ import annotations
 
-import os
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 import torch
@@ -80,8 +80,6 @@ def build(request: dict) -> dict:
     from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg
 
     start = time.perf_counter()
-    # The sim target writes its shared objects where the user's process keeps this compiler version's kernels.
-    os.environ["NPU_MLIR_KERNEL_CACHE"] = request["cache_dir"]
     tensors, params = example_tensors(request)
     n_tensors, n_params = len(tensors), len(params)
 
@@ -91,7 +89,8 @@ def build(request: dict) -> dict:
     graph = import_fx_graph(call, tensors + params)
     strides = [tuple(s) for _, _, s in request["tensors"]] + [None] * n_params
     kernel = compile_linalg(graph.module, SimTiling(request["block_dim"]), name=request["name"],
-                            scalar_inputs=range(n_tensors, n_tensors + n_params), input_strides=strides)
+                            scalar_inputs=range(n_tensors, n_tensors + n_params), input_strides=strides,
+                            cache_dir=Path(request["cache_dir"]))
     if len(kernel.inputs) != n_tensors or len(kernel.scalars) != n_params:
         raise ValueError(f"the kernel takes {len(kernel.inputs)} tensors and {len(kernel.scalars)} scalars, the "
                          f"call has {n_tensors} and {n_params}")

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(autouse=True)
 def kernel_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NPU_MLIR_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setenv("TORCH_NPU_KERNEL_CACHE", str(tmp_path))
 
 
 def test_scalar_is_a_parameter_not_a_constant():

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(180)
 
 @pytest.fixture(autouse=True)
 def kernel_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NPU_MLIR_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setenv("TORCH_NPU_KERNEL_CACHE", str(tmp_path))
 
 
 def run_through_kernels(fn, inputs, formats: bool):

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(autouse=True)
 def kernel_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NPU_MLIR_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setenv("TORCH_NPU_KERNEL_CACHE", str(tmp_path))
 
 
 def run_graph(fn, inputs, blocks=8, strides=None, threads=2):

@@ -132,12 +132,14 @@ def _public_function(module: ir.Module, exclude: str = "") -> ir.Operation:
 
 def compile_linalg(module: ir.Module | str, tiling: SimTiling | None = None, *, name: str = "kernel",
                    scalar_inputs: Sequence[int] = (),
-                   input_strides: Sequence[tuple[int, ...] | None] | None = None) -> CompiledKernel:
+                   input_strides: Sequence[tuple[int, ...] | None] | None = None,
+                   cache_dir: Path | None = None) -> CompiledKernel:
     """Build the module's public function (linalg on tensors, static shapes) for the simulated device.
 
     `scalar_inputs` lists argument positions holding 0-d f64/i64 tensors that become scalar kernel
     parameters. `input_strides` gives element strides per argument (None = contiguous), so strided
-    views are read in place. Raises SimCompileError (ERR03xxx) when the function cannot be built.
+    views are read in place. The shared object goes to `cache_dir` (default: sim_object.cache_dir()).
+    Raises SimCompileError (ERR03xxx) when the function cannot be built.
     """
     tiling = tiling or SimTiling()
     text = str(module)
@@ -164,7 +166,7 @@ def compile_linalg(module: ir.Module | str, tiling: SimTiling | None = None, *, 
     key = hashlib.sha256(json.dumps([SIM_ABI_VERSION, _compiler_fingerprint(), text, [repr(s) for s in inputs], flags,
                                      tiling.block_dim]).encode()).hexdigest()[:20]
     symbol = f"{SYMBOL_PREFIX}{_identifier(name)}_{key[:8]}"
-    so_path = sim_object.cache_dir() / f"{symbol}_{key}.so"
+    so_path = Path(cache_dir or sim_object.cache_dir()) / f"{symbol}_{key}.so"
     meta_path = so_path.with_suffix(".json")
     tensor_in = tuple(s for s, f in zip(inputs, flags) if not f)
     scalars = tuple(s.dtype for s, f in zip(inputs, flags) if f)

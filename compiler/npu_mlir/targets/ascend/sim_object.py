@@ -21,13 +21,14 @@ from torch_mlir.execution_engine import ExecutionEngine
 
 from npu_mlir.targets.ascend.sim_errors import SimCompileError
 
-CACHE_ENV = "NPU_MLIR_KERNEL_CACHE"
+# torch_npu's one cache variable: the compiler is its kernel builder, so the two share a directory.
+CACHE_ENV = "TORCH_NPU_KERNEL_CACHE"
 _loaded: dict[str, ctypes.CDLL] = {}
 _load_lock = threading.Lock()
 
 
 def cache_dir() -> Path:
-    """Directory for built kernels: $NPU_MLIR_KERNEL_CACHE, else ~/.cache/torch_npu/kernels."""
+    """Directory for built kernels: $TORCH_NPU_KERNEL_CACHE, else ~/.cache/torch_npu/kernels."""
     root = os.environ.get(CACHE_ENV) or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch_npu", "kernels")
     path = Path(root)
