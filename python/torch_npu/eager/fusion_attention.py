@@ -8,12 +8,16 @@ recomputes the probabilities from them instead of saving the [S1, S2] matrix.
 
 Query heads may outnumber key/value heads (GQA): query head h reads key/value head h // (N1 / N2).
 Everything is computed in float32 and the results are cast back, as torch_npu's kernels accumulate.
-The dropout mask is an input: the caller draws it from the npu generator, so the kernel is
-deterministic and the backward reproduces it from (seed, offset). Imported by the compile worker
-(no torch_npu import).
+Dropout keeps the positions where a uniform draw is below keep_prob. The draws are an input: the
+caller makes them with the npu generator at a (seed, offset), so the kernel is deterministic and the
+backward redraws the same ones. The REFERENCES entries are the compiled ops behind
+torch_npu.npu_fusion_attention (see torch_npu/eager/custom_ops.py); scale and keep_prob arrive as
+0-d tensors (kernel parameters). Imported by the compile worker (no torch_npu import).
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import torch
 
@@ -71,6 +75,8 @@ def _scores(q: torch.Tensor, k: torch.Tensor, pse: torch.Tensor | None, atten_ma
         scores = scores + pse.to(torch.float32)
     scores = scores * scale
     if atten_mask is not None:
+        if atten_mask.dtype != torch.bool:  # uint8 masks arrive as int8 (1 = masked out)
+            atten_mask = atten_mask != 0
         # -inf would turn a fully masked row into nan; the float32 minimum gives it uniform weights.
         scores = torch.where(atten_mask, torch.finfo(torch.float32).min, scores)
     return scores
@@ -130,3 +136,36 @@ def backward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dy: to
         dpse = dqk.sum(dims, keepdim=True) if dims else dqk
         grads.append(dpse.to(pse.dtype))
     return tuple(grads)
+
+
+def _keep(drop_uniform: torch.Tensor | None, keep_prob: torch.Tensor | float) -> torch.Tensor | None:
+    return None if drop_uniform is None else drop_uniform < keep_prob
+
+
+def npu_fusion_attention_forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                                 pse: torch.Tensor | None, atten_mask: torch.Tensor | None,
+                                 drop_uniform: torch.Tensor | None, head_num: int, input_layout: str,
+                                 scale: torch.Tensor | float, keep_prob: torch.Tensor | float
+                                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return forward(query, key, value, head_num, input_layout, pse, atten_mask, _keep(drop_uniform, keep_prob),
+                   scale, keep_prob)
+
+
+def npu_fusion_attention_backward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dy: torch.Tensor,
+                                  pse: torch.Tensor | None, atten_mask: torch.Tensor | None,
+                                  drop_uniform: torch.Tensor | None, softmax_max: torch.Tensor,
+                                  softmax_sum: torch.Tensor, head_num: int, input_layout: str,
+                                  scale: torch.Tensor | float, keep_prob: torch.Tensor | float
+                                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    grads = backward(query, key, value, dy, head_num, input_layout, pse, atten_mask,
+                     _keep(drop_uniform, keep_prob), softmax_max, softmax_sum, scale, keep_prob)
+    if pse is None:
+        # The op always returns four tensors; without pse the fourth is a 1-element placeholder.
+        grads = (*grads, torch.zeros(1, dtype=query.dtype, device=query.device))
+    return grads
+
+
+REFERENCES: dict[str, Callable] = {
+    "_npu_fusion_attention_forward": npu_fusion_attention_forward,
+    "_npu_fusion_attention_backward": npu_fusion_attention_backward,
+}
