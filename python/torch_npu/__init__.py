@@ -20,5 +20,7 @@ torch._register_device_module("npu", npu)
 torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 
 from torch_npu import distributed  # noqa: E402,F401  (registers the "hccl" c10d backend)
+from torch_npu import storage_formats  # noqa: E402
+from torch_npu.storage_formats import *  # noqa: E402,F401,F403  (npu_format_cast, Format, ... as in torch_npu)
 
-__all__ = ["npu"]
+__all__ = ["npu", *storage_formats.__all__]

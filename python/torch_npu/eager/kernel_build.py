@@ -7,6 +7,7 @@ its arguments whose leaves are tagged tuples:
     ("param_f32", j)     the same, narrowed to float32 first (for float16/bfloat16 ops)
     ("scaled", leaf, p)  leaf * parameter leaf p (how `alpha` becomes a parameter)
     ("list", [leaves])   a tensor list
+    ("formatted", leaf, fmt, shape)  the logical tensor of `shape` whose internal-format storage is leaf
     ("value", v)         a constant
 The same `materialize` runs on meta tensors in the user's process (to check that parameters keep
 the op's result dtypes) and on example tensors here (to trace it).
@@ -21,8 +22,10 @@ from typing import Any, Sequence
 import torch
 
 if __package__:
+    from torch_npu.eager.formats import to_logical
     from torch_npu.eager.retrace import RETRACED
 else:  # a compile worker imports this file as a top-level module, next to retrace.py
+    from formats import to_logical
     from retrace import RETRACED
 
 PARAM_DTYPES = {"f64": torch.float64, "i64": torch.int64}
@@ -46,6 +49,8 @@ def _leaf(template: Any, tensors: Sequence[torch.Tensor], params: Sequence[torch
         return params[template[1]].to(torch.float32)
     if tag == "scaled":
         return torch.ops.aten.mul.Tensor(_leaf(template[1], tensors, params), _leaf(template[2], tensors, params))
+    if tag == "formatted":
+        return to_logical(_leaf(template[1], tensors, params), template[2], template[3])
     if tag == "list":
         return [_leaf(t, tensors, params) if t is not None else None for t in template[1]]
     return template[1]

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from torch_npu.eager.formats import INTERNAL_FORMATS, contiguous_strides, storage_shape
 from torch_npu.eager.kernel_build import materialize, resolve_op
 
 DTYPE_NAMES = {"Float": torch.float32, "Half": torch.float16, "BFloat16": torch.bfloat16, "Double": torch.float64,
@@ -83,11 +84,16 @@ def _tensor_leaf(desc: Any, plan: Plan, arg: int, element: int) -> Any:
         return None
     if desc[0] != "T":
         raise PlanError("only 0-d CPU tensors may be mixed with NPU tensors")
-    _, dtype, shape, strides = desc
+    _, dtype, shape, strides, fmt = desc
     if DTYPE_NAMES.get(dtype) in (None, torch.uint8):
         raise PlanError(f"dtype {dtype} is not supported by the simulated device")
-    plan.request["tensors"].append((DTYPE_NAMES[dtype], tuple(shape), tuple(strides)))
     plan.inputs.append((arg, element))
+    if fmt in INTERNAL_FORMATS:
+        # The kernel takes the physical storage; its prologue rebuilds the logical tensor.
+        physical = storage_shape(tuple(shape), fmt, DTYPE_NAMES[dtype])
+        plan.request["tensors"].append((DTYPE_NAMES[dtype], physical, contiguous_strides(physical)))
+        return ("formatted", ("tensor", len(plan.request["tensors"]) - 1), fmt, tuple(shape))
+    plan.request["tensors"].append((DTYPE_NAMES[dtype], tuple(shape), tuple(strides)))
     return ("tensor", len(plan.request["tensors"]) - 1)
 
 

@@ -4,7 +4,7 @@ Queries such as :func:`is_available`, :func:`device_count` and the memory
 statistics never initialise the device; anything that needs one does so lazily.
 """
 
-from torch_npu.npu import amp
+from torch_npu.npu import amp, config
 from torch_npu.npu.amp import get_amp_supported_dtype, is_bf16_supported
 from torch_npu.eager.stats import eager_stats, reset_eager_stats
 from torch_npu.npu.devices import (
@@ -51,6 +51,7 @@ __all__ = [
     "Stream",
     "StreamContext",
     "amp",
+    "config",
     "current_device",
     "current_stream",
     "default_generators",

@@ -9,6 +9,7 @@
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/core/NpuAllocator.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
+#include "torch_npu/csrc/core/NpuFormat.h"
 
 namespace torch_npu {
 namespace {
@@ -52,6 +53,10 @@ void ensureStorageHolds(const at::Tensor& self) {
 const at::Tensor& resize(const at::Tensor& self, at::IntArrayRef size,
                          std::optional<c10::MemoryFormat> memoryFormat) {
   if (self.sizes() == size && !memoryFormat.has_value()) return self;
+  // Its storage sizes follow from the logical sizes: a new shape needs a new layout.
+  TORCH_CHECK(internalDesc(self) == nullptr, "resize_ of a tensor stored in internal format ",
+              static_cast<int64_t>(npuFormatOf(self)), " is not supported; call torch_npu.npu_format_cast_(t, 2) ",
+              "first to store it in ND\n", ptaErr(ErrCode::NOT_SUPPORT));
   c10::DeviceGuard guard(self.device());
   c10::TensorImpl* impl = self.unsafeGetTensorImpl();
   impl->set_sizes_contiguous(size);

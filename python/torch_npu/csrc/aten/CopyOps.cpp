@@ -1,5 +1,6 @@
 // Copies and scalar reads: _copy_from (H2D, D2H, D2D), _copy_from_and_resize,
-// _local_scalar_dense, fill_ / zero_. Every copy is a task on the current stream of
+// _local_scalar_dense, fill_ / zero_. A tensor in an internal format (NpuFormat.h) is
+// read through a base-format copy and written by a conversion task. Every copy is a task on the current stream of
 // the NPU side; byte-identical layouts use the runtime's memcpy task, anything else
 // (dtype conversion, strides) a host task over CPU aliases. A copy returns at once
 // only when CUDA's would: D2D always, H2D/D2H with non_blocking=True and pinned
@@ -13,12 +14,18 @@
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/aten/CpuAlias.h"
 #include "torch_npu/csrc/core/NpuAllocator.h"
+#include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
 
 namespace torch_npu {
 namespace {
 
 bool isNpu(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+
+// Stored in an internal format and read as such (torch's storage-level byte copies are raw).
+bool isFormatted(const at::Tensor& t) {
+  return isNpu(t) && internalDesc(t) != nullptr && !isWholeStorageBytes(t);
+}
 
 // Host tasks capture non-owning aliases only: dropping a tensor that owns a Python
 // object on a stream worker would need the GIL the waiting caller may hold.
@@ -91,10 +98,32 @@ void copyDeviceToDevice(const at::Tensor& src, const at::Tensor& dst) {
   if (crossDevice) synchronizeStream(stream);
 }
 
+at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool nonBlocking);
+
+// Host copies go through the base format: the internal-format side is converted on its
+// device, the rest is an ordinary copy.
+void copyWithFormats(const at::Tensor& self, const at::Tensor& dst, bool nonBlocking) {
+  at::Tensor source = isFormatted(self) ? toBaseFormat(self) : self;
+  if (!isFormatted(dst)) {
+    copyFrom(source, dst, nonBlocking);
+    return;
+  }
+  if (!isNpu(source) || source.device() != dst.device()) {
+    at::Tensor staging = at::empty(dst.sizes(), dst.options());
+    copyFrom(source, staging, false);
+    source = staging;
+  }
+  writeFormatted(dst, source);
+}
+
 at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool nonBlocking) {
   TORCH_CHECK(self.sizes() == dst.sizes(), "copy between ", self.sizes(), " and ", dst.sizes(),
               ": _copy_from needs equal shapes (copy_ broadcasts before it)\n", ptaErr(ErrCode::PARAM));
   if (self.numel() == 0) return dst;
+  if (isFormatted(self) || isFormatted(dst)) {
+    copyWithFormats(self, dst, nonBlocking);
+    return dst;
+  }
   if (isNpu(dst) && isNpu(self)) {
     copyDeviceToDevice(self, dst);
   } else if (isNpu(dst)) {
@@ -113,6 +142,7 @@ at::Tensor copyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 at::Scalar localScalarDense(const at::Tensor& self) {
+  if (isFormatted(self)) return localScalarDense(toBaseFormat(self));
   c10::DeviceGuard guard(self.device());
   reportSynchronizingCall("reading an NPU tensor's value (item())");
   synchronizeStream(getCurrentStream(self.device().index()));
@@ -122,6 +152,13 @@ at::Scalar localScalarDense(const at::Tensor& self) {
 at::Tensor& fill(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
   c10::DeviceGuard guard(self.device());
+  if (isFormatted(self)) {
+    // The padding must stay zero: fill the logical values only.
+    at::Tensor values = at::empty(self.sizes(), self.options());
+    fill(values, value);
+    writeFormatted(self, values);
+    return self;
+  }
   c10::Stream stream = getCurrentStream(self.device().index());
   bool zero = !value.isComplex() && value.equal(0) && !self.is_conj() && !self.is_neg();
   if (zero && self.is_non_overlapping_and_dense()) {

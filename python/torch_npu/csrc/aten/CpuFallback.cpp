@@ -14,6 +14,7 @@
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/aten/CpuAlias.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
+#include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
 
 namespace torch_npu {
@@ -46,34 +47,41 @@ void countAndWarnOnce(const std::string& op, const std::string& reason) {
   }
 }
 
-// Each NPU tensor of the call with the CPU alias that replaced it on the stack.
+// Each NPU tensor of the call with the CPU alias that replaced it on the stack. A tensor
+// stored in an internal format is never aliased as if it were ND: the alias covers a
+// base-format copy (`memory`), converted back into the tensor if the op writes it.
 struct Aliased {
   at::Tensor npu;
   at::Tensor cpu;
+  at::Tensor memory;  // the NPU tensor whose bytes `cpu` aliases
+  bool converted = false;
+  bool written = false;
 };
 
 class FallbackCall {
  public:
-  at::Tensor toCpu(const at::Tensor& t) {
+  at::Tensor toCpu(const at::Tensor& t, bool written) {
     if (!isNpu(t)) return t;
     if (!device_.has_value()) device_ = t.device();
     devices_.insert(t.device().index());
-    aliased_.push_back({t, cpuAlias(t)});
+    bool converted = internalDesc(t) != nullptr && !isWholeStorageBytes(t);
+    at::Tensor memory = converted ? toBaseFormat(t) : t;
+    aliased_.push_back({t, cpuAlias(memory), memory, converted, written});
     return aliased_.back().cpu;
   }
 
-  c10::IValue argToCpu(const c10::IValue& value) {
-    if (value.isTensor()) return toCpu(value.toTensor());
+  c10::IValue argToCpu(const c10::IValue& value, bool written) {
+    if (value.isTensor()) return toCpu(value.toTensor(), written);
     if (value.isTensorList()) {
       c10::List<at::Tensor> list = value.toTensorList();
       c10::List<at::Tensor> converted;
-      for (const at::Tensor& t : list) converted.push_back(toCpu(t));
+      for (const at::Tensor& t : list) converted.push_back(toCpu(t, written));
       return converted;
     }
     if (value.isOptionalTensorList()) {
       c10::List<std::optional<at::Tensor>> converted;
       for (const std::optional<at::Tensor>& t : value.toOptionalTensorList()) {
-        converted.push_back(t.has_value() ? std::optional<at::Tensor>(toCpu(*t)) : std::nullopt);
+        converted.push_back(t.has_value() ? std::optional<at::Tensor>(toCpu(*t, written)) : std::nullopt);
       }
       return converted;
     }
@@ -93,6 +101,10 @@ class FallbackCall {
   // move the result into the NPU tensor.
   void writeBackResized() const {
     for (const Aliased& a : aliased_) {
+      if (a.converted) {
+        if (a.written) writeBackConverted(a);
+        continue;
+      }
       bool moved = a.cpu.storage().data() != a.npu.storage().data();
       if (!moved && a.cpu.sizes() == a.npu.sizes() && a.cpu.strides() == a.npu.strides() &&
           a.cpu.storage_offset() == a.npu.storage_offset()) {
@@ -107,15 +119,24 @@ class FallbackCall {
     }
   }
 
+  // The op wrote the base-format copy of an internal-format tensor: convert it back.
+  static void writeBackConverted(const Aliased& a) {
+    bool moved = a.cpu.storage().data() != a.memory.storage().data();
+    TORCH_CHECK(!moved && a.cpu.sizes() == a.npu.sizes(), "the CPU fallback resized an output stored in internal ",
+                "format ", static_cast<int64_t>(npuFormatOf(a.npu)), "; call torch_npu.npu_format_cast_(t, 2) on it ",
+                "before this op\n", errCode(SubModule::OPS, ErrCode::NOT_SUPPORT));
+    writeFormatted(a.npu, a.memory);
+  }
+
   at::Tensor resultToNpu(const at::Tensor& result) {
     if (!result.defined() || !result.device().is_cpu()) return result;
     for (const Aliased& a : aliased_) {
       if (result.is_same(a.cpu)) return a.npu;
     }
     for (const Aliased& a : aliased_) {
-      if (result.storage().data() == a.npu.storage().data() && result.storage().data() != nullptr) {
-        // A view the CPU kernel made of an input: the same view of the NPU tensor.
-        return a.npu.as_strided(result.sizes(), result.strides(), result.storage_offset());
+      if (result.storage().data() == a.memory.storage().data() && result.storage().data() != nullptr) {
+        // A view the CPU kernel made of an input: the same view of the NPU memory.
+        return a.memory.as_strided(result.sizes(), result.strides(), result.storage_offset());
       }
     }
     c10::Device device = device_.value_or(c10::Device(c10::DeviceType::PrivateUse1, currentDevice()));
@@ -156,7 +177,10 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std
   const size_t numArgs = schema.arguments().size();
   const size_t argBase = stack->size() - numArgs;
   FallbackCall call;
-  for (size_t i = 0; i < numArgs; ++i) (*stack)[argBase + i] = call.argToCpu((*stack)[argBase + i]);
+  for (size_t i = 0; i < numArgs; ++i) {
+    const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
+    (*stack)[argBase + i] = call.argToCpu((*stack)[argBase + i], alias != nullptr && alias->isWrite());
+  }
   call.drainStreams();
 
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);

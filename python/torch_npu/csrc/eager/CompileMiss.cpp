@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/core/NpuFormat.h"
 
 namespace py = pybind11;
 
@@ -24,7 +25,8 @@ py::object describeTensor(const at::Tensor& t) {
     c10::IValue value = t.item();
     return py::make_tuple("S", dtype, t.unsafeGetTensorImpl()->is_wrapped_number(), torch::jit::toPyObject(value));
   }
-  return py::make_tuple("T", dtype, py::cast(t.sizes().vec()), py::cast(t.strides().vec()));
+  return py::make_tuple("T", dtype, py::cast(t.sizes().vec()), py::cast(t.strides().vec()),
+                        static_cast<int64_t>(npuFormatOf(t)));
 }
 
 // Arguments as Python sees them; tensors by description only (the compile never reads data).

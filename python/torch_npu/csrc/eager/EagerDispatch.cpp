@@ -12,6 +12,7 @@
 #include "torch_npu/csrc/aten/CpuFallback.h"
 #include "torch_npu/csrc/core/NpuAllocator.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
+#include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
 #include "torch_npu/csrc/eager/CompileMiss.h"
 #include "torch_npu/csrc/eager/KernelCache.h"
@@ -83,8 +84,9 @@ uint64_t paramSlot(const c10::IValue& v, bool isFloat) {
 // input that is exactly `target` of a pointwise op (element i is read before it is written).
 bool canWriteInto(const at::Tensor& target, const OutputSpec& spec, const OpInfo& info,
                   const std::vector<at::Tensor>& inputs) {
+  // Results are base format: an internal-format target is written by a converting copy_.
   if (target.scalar_type() != spec.dtype || target.sizes() != c10::IntArrayRef(spec.sizes) ||
-      !target.is_contiguous()) {
+      !target.is_contiguous() || internalDesc(target) != nullptr) {
     return false;
   }
   const void* storage = target.storage().data();

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "torch_npu/csrc/core/NpuFormat.h"
+
 namespace torch_npu::eager {
 namespace {
 
@@ -35,6 +37,12 @@ bool appendTensor(const at::Tensor& t, std::string& key) {
     appendRaw(key, static_cast<int8_t>(t.dim()));
     for (int64_t s : t.sizes()) appendRaw(key, s);
     for (int64_t s : t.strides()) appendRaw(key, s);
+    if (const NpuStorageDesc* desc = internalDesc(t)) {
+      // The kernel reads the physical layout; a partial view of it has none (the fallback explains).
+      if (!isFormattedView(t, *desc)) return false;
+      key.push_back('F');
+      appendRaw(key, static_cast<int8_t>(desc->npuFormat));
+    }
     return true;
   }
   // A CPU 0-d tensor (a Python number wrapped by torch, or torch.tensor(2.0)) is a value, read on the host.
