@@ -22,5 +22,7 @@ torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module
 from torch_npu import distributed  # noqa: E402,F401  (registers the "hccl" c10d backend)
 from torch_npu import storage_formats  # noqa: E402
 from torch_npu.storage_formats import *  # noqa: E402,F401,F403  (npu_format_cast, Format, ... as in torch_npu)
+from torch_npu import ops  # noqa: E402  (CPU / fake / autograd kernels of torch.ops.npu.*)
+from torch_npu.ops import *  # noqa: E402,F401,F403  (torch_npu.npu_swiglu, ... as in torch_npu)
 
-__all__ = ["npu", *storage_formats.__all__]
+__all__ = ["npu", *ops.__all__, *storage_formats.__all__]

@@ -22,9 +22,11 @@ from typing import Any, Sequence
 import torch
 
 if __package__:
+    from torch_npu.eager.custom_ops import reference as custom_reference
     from torch_npu.eager.formats import to_logical
     from torch_npu.eager.retrace import RETRACED
 else:  # a compile worker imports this file as a top-level module, next to retrace.py
+    from custom_ops import reference as custom_reference
     from formats import to_logical
     from retrace import RETRACED
 
@@ -58,6 +60,10 @@ def _leaf(template: Any, tensors: Sequence[torch.Tensor], params: Sequence[torch
 
 def materialize(request: dict, tensors: Sequence[torch.Tensor], params: Sequence[torch.Tensor]) -> Any:
     """Call the request's op on these tensors and parameters."""
+    reference = custom_reference(request["target"])
+    if reference is not None:
+        # torch_npu's own ops are not registered in a compile worker: their reference is the op.
+        return reference(*(_leaf(template, tensors, params) for template in request["args"]))
     op = resolve_op(request["target"])
     args, kwargs = [], {}
     for schema_arg, template in zip(op._schema.arguments, request["args"]):

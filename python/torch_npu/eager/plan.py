@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from torch_npu.eager.formats import INTERNAL_FORMATS, contiguous_strides, storage_shape
+from torch_npu.eager.custom_ops import reference as custom_reference
 from torch_npu.eager.kernel_build import materialize, resolve_op
 
 DTYPE_NAMES = {"Float": torch.float32, "Half": torch.float16, "BFloat16": torch.bfloat16, "Double": torch.float64,
@@ -169,7 +170,10 @@ def _parameterize(op: torch._ops.OpOverload, schema_args: list, numbers: dict, p
         alpha = None
     tensorize = {i for i in scalar_slot if i != alpha}
     target = op
-    if tensorize:
+    if custom_reference(request["target"]) is not None:
+        # A custom op's reference takes a 0-d tensor for any float / Scalar argument (custom_ops.py).
+        tensorize = {i for i in tensorize if str(schema_args[i].type).rstrip("?") in ("float", "Scalar")}
+    elif tensorize:
         target = _sibling(op, _signature(op._schema, frozenset(schema_args[i].name for i in tensorize)))
         if target is None:
             tensorize = set()

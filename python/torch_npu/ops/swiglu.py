@@ -1,0 +1,36 @@
+"""torch_npu.npu_swiglu: silu(a) * b for a, b = x.chunk(2, dim), one compiled kernel per call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["npu_swiglu"]
+
+
+def npu_swiglu(input: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """Return ``silu(a) * b`` where ``a, b = input.chunk(2, dim)`` (torch_npu's SwiGLU).
+
+    Args:
+        input: float32, float16 or bfloat16 NPU tensor whose size along ``dim`` is even.
+        dim: the dimension split in two halves; default -1.
+
+    Runs as one fused kernel (computed in float32, rounded once); differentiable, its backward is
+    ``npu_swiglu_backward``, also one kernel. Returns at once (the kernel is queued on the stream).
+    """
+    return torch.ops.npu.npu_swiglu(input, dim)
+
+
+def _setup_context(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
+    self, dim = inputs
+    ctx.save_for_backward(self)
+    ctx.dim = dim
+
+
+def _backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+    (self,) = ctx.saved_tensors
+    return torch.ops.npu.npu_swiglu_backward(grad, self, ctx.dim), None
+
+
+torch.library.register_autograd("npu::npu_swiglu", _backward, setup_context=_setup_context)
