@@ -16,8 +16,8 @@ from typing import Any
 
 import torch
 
-from torch_npu.eager.formats import INTERNAL_FORMATS, contiguous_strides, storage_shape
 from torch_npu.eager.custom_ops import reference as custom_reference
+from torch_npu.eager.formats import INTERNAL_FORMATS, contiguous_strides, storage_shape
 from torch_npu.eager.kernel_build import materialize, resolve_op
 
 DTYPE_NAMES = {"Float": torch.float32, "Half": torch.float16, "BFloat16": torch.bfloat16, "Double": torch.float64,
@@ -158,6 +158,12 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
     return plan
 
 
+def _is_float_or_scalar(schema_type: torch._C.JitType) -> bool:
+    if schema_type.kind() == "OptionalType":
+        schema_type = schema_type.getElementType()
+    return schema_type.kind() in ("FloatType", "NumberType")
+
+
 def _parameterize(op: torch._ops.OpOverload, schema_args: list, numbers: dict, plan: Plan,
                   expected: list) -> None:
     request = plan.request
@@ -172,7 +178,7 @@ def _parameterize(op: torch._ops.OpOverload, schema_args: list, numbers: dict, p
     target = op
     if custom_reference(request["target"]) is not None:
         # A custom op's reference takes a 0-d tensor for any float / Scalar argument (custom_ops.py).
-        tensorize = {i for i in tensorize if str(schema_args[i].type).rstrip("?") in ("float", "Scalar")}
+        tensorize = {i for i in tensorize if _is_float_or_scalar(schema_args[i].type)}
     elif tensorize:
         target = _sibling(op, _signature(op._schema, frozenset(schema_args[i].name for i in tensorize)))
         if target is None:
