@@ -1,6 +1,5 @@
 #include "torch_npu/csrc/core/NpuGenerator.h"
 
-#include <ATen/core/PhiloxRNGEngine.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/CallOnce.h>
@@ -65,11 +64,10 @@ void NpuGeneratorImpl::set_state(const c10::TensorImpl& state) {
   set_offset(offset);
 }
 
-uint64_t NpuGeneratorImpl::reserveStreamKey(uint64_t increment) {
-  at::Philox4_32 engine(seed_, /*subsequence=*/offset_, /*offset=*/0);
-  offset_ += (increment + 3) / 4 * 4;
-  uint64_t high = engine();
-  return (high << 32) | engine();
+std::pair<uint64_t, uint64_t> NpuGeneratorImpl::reservePhilox(uint64_t count) {
+  uint64_t start = offset_;
+  offset_ += (count + 3) / 4 * 4;
+  return {seed_, start};
 }
 
 NpuGeneratorImpl* NpuGeneratorImpl::clone_impl() const {

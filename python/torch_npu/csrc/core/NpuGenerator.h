@@ -6,6 +6,8 @@
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
 
+#include <utility>
+
 namespace torch_npu {
 
 struct NpuGeneratorImpl : public c10::GeneratorImpl {
@@ -20,11 +22,10 @@ struct NpuGeneratorImpl : public c10::GeneratorImpl {
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
   void set_state(const c10::TensorImpl& state) override;
 
-  // Reserves `increment` counter values (round up to a multiple of 4, as philox
-  // yields four 32-bit numbers per step) and returns a 64-bit key derived from
-  // (seed, offset) with Philox4x32-10: the seed of this op's random stream.
-  // Callers hold mutex_.
-  uint64_t reserveStreamKey(uint64_t increment);
+  // Reserves `count` Philox counters (rounded up to a multiple of 4, the generator's offset unit)
+  // and returns the (seed, offset) the op's draws start from: element i of the op uses counter
+  // offset + i (torch_npu/eager/philox.py). Callers hold mutex_.
+  std::pair<uint64_t, uint64_t> reservePhilox(uint64_t count);
 
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
 
