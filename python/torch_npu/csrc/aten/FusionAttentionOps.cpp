@@ -1,0 +1,258 @@
+// npu_fusion_attention and npu_fusion_attention_grad with torch_npu's schemas: arguments checked at
+// the boundary, dropout draws made from the npu generator, then one compiled kernel per call
+// (_npu_fusion_attention_forward / _backward; references in python/torch_npu/eager/fusion_attention.py).
+#include <ATen/core/Generator.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/rand.h>
+#include <ATen/ops/zeros.h>
+#include <torch/library.h>
+
+#include <array>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "torch_npu/csrc/aten/CustomOpChecks.h"
+#include "torch_npu/csrc/core/NpuGenerator.h"
+#include "torch_npu/csrc/eager/EagerDispatch.h"
+#include "torch_npu/csrc/eager/OpCommand.h"
+
+namespace torch_npu::native {
+namespace {
+
+constexpr int64_t kNoBand = std::numeric_limits<int32_t>::max();
+constexpr int64_t kStatColumns = 8;  // softmax_max / softmax_sum are [B, N, S1, 8]
+
+using Dims = std::array<int64_t, 4>;  // B, N, S, D of one input
+
+struct Geometry {
+  Dims q, k;  // query's and key/value's [B, N, S, D]
+  Dims scores() const { return {q[0], q[1], q[2], k[2]}; }
+  int64_t numels() const { return q[0] * q[1] * q[2] * k[2]; }
+};
+
+void notSupported(const char* op, bool unsupported, const std::string& what) {
+  TORCH_CHECK(!unsupported, op, ": ", what, " is not supported by the simulated NPU's fused attention\n",
+              opsErr(ErrCode::NOT_SUPPORT));
+}
+
+Dims bnsd(const char* op, const char* name, const at::Tensor& t, const std::string& layout, int64_t headDim) {
+  int64_t rank = layout.size() == 3 ? 3 : 4;
+  TORCH_CHECK(t.dim() == rank, op, ": ", name, " has ", t.dim(), " dimensions; layout ", layout, " needs ", rank,
+              "\n", opsErr(ErrCode::PARAM));
+  if (layout == "BNSD") return {t.size(0), t.size(1), t.size(2), t.size(3)};
+  if (layout == "BSND") return {t.size(0), t.size(2), t.size(1), t.size(3)};
+  int64_t hidden = t.size(2);
+  TORCH_CHECK(headDim > 0 && hidden % headDim == 0, op, ": ", name, " has hidden size ", hidden,
+              ", not a multiple of the head size ", headDim, " (query's hidden size / head_num)\n",
+              opsErr(ErrCode::PARAM));
+  if (layout == "BSH") return {t.size(0), hidden / headDim, t.size(1), headDim};
+  return {t.size(1), hidden / headDim, t.size(0), headDim};  // SBH
+}
+
+Geometry checkInputs(const char* op, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                     int64_t headNum, const std::string& layout) {
+  notSupported(op, layout == "TND", "input_layout TND (variable-length sequences)");
+  TORCH_CHECK(layout == "BSH" || layout == "SBH" || layout == "BSND" || layout == "BNSD", op, ": input_layout '",
+              layout, "' is unknown; use BSH, SBH, BSND or BNSD\n", opsErr(ErrCode::PARAM));
+  checkNpuFloating(op, "query", query);
+  checkNpuFloating(op, "key", key);
+  checkNpuFloating(op, "value", value);
+  checkSameDtype(op, "key", key, "query", query);
+  checkSameDtype(op, "value", value, "query", query);
+  TORCH_CHECK(headNum > 0, op, ": head_num is ", headNum, "; pass the number of query heads (> 0)\n",
+              opsErr(ErrCode::PARAM));
+  int64_t headDim = layout.size() == 3 ? (query.dim() == 3 ? query.size(2) / headNum : 0) : query.size(-1);
+  Geometry g{bnsd(op, "query", query, layout, headDim), bnsd(op, "key", key, layout, headDim)};
+  TORCH_CHECK(g.q[1] == headNum, op, ": query has ", g.q[1], " heads of size ", g.q[3], " but head_num is ", headNum,
+              "\n", opsErr(ErrCode::PARAM));
+  TORCH_CHECK(g.k[3] == g.q[3], op, ": key has head size ", g.k[3], ", query ", g.q[3], "; they must match\n",
+              opsErr(ErrCode::PARAM));
+  TORCH_CHECK(g.k[0] == g.q[0], op, ": key has batch ", g.k[0], ", query ", g.q[0], "\n", opsErr(ErrCode::PARAM));
+  TORCH_CHECK(g.k[1] > 0 && headNum % g.k[1] == 0, op, ": key/value have ", g.k[1], " heads, which must divide ",
+              "head_num ", headNum, " (grouped-query attention)\n", opsErr(ErrCode::PARAM));
+  checkSameShape(op, "value", value, "key", key.sizes());
+  return g;
+}
+
+// Every dimension of `t` is that of `full` or 1 (a broadcastable [.., S1, S2] operand).
+void checkBroadcast(const char* op, const char* name, const at::Tensor& t, const Dims& full, bool allow2d) {
+  TORCH_CHECK(t.dim() == 4 || (allow2d && t.dim() == 2), op, ": ", name, " has ", t.dim(), " dimensions; expected ",
+              allow2d ? "[S1, S2] or " : "", "[B or 1, N or 1, S1, S2]\n", opsErr(ErrCode::PARAM));
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    int64_t want = full[4 - t.dim() + i];
+    TORCH_CHECK(t.size(i) == want || t.size(i) == 1, op, ": ", name, " has shape ", t.sizes(),
+                ", which does not broadcast to the attention scores [B, N, S1, S2] = ", c10::IntArrayRef(full), "\n",
+                opsErr(ErrCode::PARAM));
+  }
+}
+
+void checkOptions(const char* op, const Geometry& g, const at::Tensor& query, const std::optional<at::Tensor>& pse,
+                  const std::optional<at::Tensor>& paddingMask, const std::optional<at::Tensor>& attenMask,
+                  double keepProb, int64_t preTokens, int64_t nextTokens, int64_t innerPrecise,
+                  const at::OptionalIntArrayRef& prefix, const at::OptionalIntArrayRef& seqQ,
+                  const at::OptionalIntArrayRef& seqKv, int64_t sparseMode) {
+  notSupported(op, paddingMask.has_value() && paddingMask->defined(), "padding_mask (also unsupported in torch_npu)");
+  notSupported(op, sparseMode != 0, "sparse_mode " + std::to_string(sparseMode) + " (only 0; pass an atten_mask)");
+  notSupported(op, prefix.has_value() || seqQ.has_value() || seqKv.has_value(),
+               "prefix / actual_seq_qlen / actual_seq_kvlen (variable-length sequences)");
+  // A band narrower than the sequences would need its own mask; one that covers them is a no-op.
+  notSupported(op, (preTokens != kNoBand && preTokens < g.q[2]) || (nextTokens != kNoBand && nextTokens < g.k[2]),
+               "a pre_tockens/next_tockens band narrower than the sequences (pass the band as atten_mask)");
+  notSupported(op, innerPrecise != 0 && innerPrecise != 1,
+               "inner_precise " + std::to_string(innerPrecise) + " (0 or 1; both compute in float32 here)");
+  TORCH_CHECK(keepProb >= 0.0 && keepProb <= 1.0, op, ": keep_prob is ", keepProb, "; expected a value in [0, 1]\n",
+              opsErr(ErrCode::VALUE));
+  if (pse.has_value() && pse->defined()) {
+    checkNpuFloating(op, "pse", *pse);
+    checkSameDtype(op, "pse", *pse, "query", query);
+    checkBroadcast(op, "pse", *pse, g.scores(), false);
+  }
+  if (attenMask.has_value() && attenMask->defined()) {
+    const at::Tensor& m = *attenMask;
+    TORCH_CHECK(m.device() == query.device(), op, ": atten_mask is on ", m.device(), ", query on ", query.device(),
+                "; move it with .to(query.device)\n", opsErr(ErrCode::PARAM));
+    TORCH_CHECK(m.scalar_type() == at::kBool || m.scalar_type() == at::kByte, op, ": atten_mask has dtype ",
+                m.scalar_type(), "; expected bool or uint8 (True / 1 = masked out)\n", opsErr(ErrCode::TYPE));
+    checkBroadcast(op, "atten_mask", m, g.scores(), true);
+  }
+}
+
+// The simulated device has no uint8 kernels: a uint8 mask is read as int8 (the kernel tests != 0).
+std::optional<at::Tensor> kernelMask(const std::optional<at::Tensor>& mask) {
+  if (!mask.has_value() || !mask->defined()) return std::nullopt;
+  return mask->scalar_type() == at::kByte ? mask->view(at::kChar) : *mask;
+}
+
+// Uniform draws deciding dropout, from the npu generator at (seed, offset): a fresh generator put at
+// that state, so the backward (given the same seed and offset) redraws exactly the forward's values.
+at::Tensor dropUniform(const Geometry& g, const at::Tensor& like, uint64_t seed, uint64_t offset,
+                       uint64_t* used = nullptr) {
+  at::Generator gen = createNpuGenerator(like.device().index());
+  gen.set_current_seed(seed);
+  gen.set_offset(offset);
+  Dims s = g.scores();
+  at::Tensor draws = at::rand(c10::IntArrayRef(s), gen, like.options().dtype(at::kFloat));
+  if (used != nullptr) *used = gen.get_offset() - offset;
+  return draws;
+}
+
+struct Dropout {
+  std::optional<at::Tensor> uniform;
+  int64_t seed = 0, offset = 0;
+};
+
+Dropout drawDropout(const Geometry& g, const at::Tensor& query, double keepProb) {
+  Dropout d;
+  if (keepProb >= 1.0) return d;
+  if (keepProb <= 0.0) {
+    // Everything is dropped (u < 0 never holds); no draws, as torch_npu.
+    d.uniform = at::zeros(c10::IntArrayRef(g.scores()), query.options().dtype(at::kFloat));
+    return d;
+  }
+  at::Generator gen = getDefaultNpuGenerator(query.device().index());
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  uint64_t seed = gen.current_seed(), offset = gen.get_offset(), used = 0;
+  d.uniform = dropUniform(g, query, seed, offset, &used);
+  gen.set_offset(offset + used);
+  d.seed = static_cast<int64_t>(seed);
+  d.offset = static_cast<int64_t>(offset);
+  return d;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t, int64_t, int64_t> npuFusionAttention(
+    const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, int64_t headNum,
+    c10::string_view inputLayout, const std::optional<at::Tensor>& pse, const std::optional<at::Tensor>& paddingMask,
+    const std::optional<at::Tensor>& attenMask, double scale, double keepProb, int64_t preTokens, int64_t nextTokens,
+    int64_t innerPrecise, at::OptionalIntArrayRef prefix, at::OptionalIntArrayRef seqQ, at::OptionalIntArrayRef seqKv,
+    int64_t sparseMode, bool /*genMaskParallel*/, bool /*sync*/) {
+  const char* op = "npu_fusion_attention";
+  std::string layout(inputLayout);
+  Geometry g = checkInputs(op, query, key, value, headNum, layout);
+  checkOptions(op, g, query, pse, paddingMask, attenMask, keepProb, preTokens, nextTokens, innerPrecise, prefix, seqQ,
+               seqKv, sparseMode);
+  Dropout drop = drawDropout(g, query, keepProb);
+  std::vector<at::Tensor> r = eager::OpCommand()
+                                  .Name("npu::_npu_fusion_attention_forward")
+                                  .Input(query)
+                                  .Input(key)
+                                  .Input(value)
+                                  .Attr("pse", pse)
+                                  .Attr("atten_mask", kernelMask(attenMask))
+                                  .Attr("drop_uniform", drop.uniform)
+                                  .Attr("head_num", headNum)
+                                  .Attr("input_layout", layout)
+                                  .Attr("scale", scale)
+                                  .Attr("keep_prob", keepProb)
+                                  .Run();
+  // softmax_out is not produced (torch_npu returns it empty too).
+  return {r[0], r[1], r[2], at::empty({0}, query.options()), drop.seed, drop.offset, g.numels()};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGrad(
+    const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, const at::Tensor& dy, int64_t headNum,
+    c10::string_view inputLayout, const std::optional<at::Tensor>& pse, const std::optional<at::Tensor>& paddingMask,
+    const std::optional<at::Tensor>& attenMask, const std::optional<at::Tensor>& softmaxMax,
+    const std::optional<at::Tensor>& softmaxSum, const std::optional<at::Tensor>& /*softmaxIn*/,
+    const std::optional<at::Tensor>& /*attentionIn*/, double scale, double keepProb, int64_t preTokens,
+    int64_t nextTokens, int64_t innerPrecise, int64_t seed, int64_t offset, int64_t numels,
+    at::OptionalIntArrayRef prefix, at::OptionalIntArrayRef seqQ, at::OptionalIntArrayRef seqKv, int64_t sparseMode,
+    bool /*genMaskParallel*/, bool /*sync*/) {
+  const char* op = "npu_fusion_attention_grad";
+  std::string layout(inputLayout);
+  Geometry g = checkInputs(op, query, key, value, headNum, layout);
+  checkOptions(op, g, query, pse, paddingMask, attenMask, keepProb, preTokens, nextTokens, innerPrecise, prefix, seqQ,
+               seqKv, sparseMode);
+  checkNpuFloating(op, "dy", dy);
+  checkSameDtype(op, "dy", dy, "query", query);
+  checkSameShape(op, "dy", dy, "query", query.sizes());
+  Dims s = g.scores();
+  Dims stat{s[0], s[1], s[2], kStatColumns};
+  for (auto [name, t] : {std::pair{"softmax_max", &softmaxMax}, std::pair{"softmax_sum", &softmaxSum}}) {
+    TORCH_CHECK(t->has_value() && (*t)->defined(), op, ": ", name, " is missing; pass the ", name,
+                " npu_fusion_attention returned (the backward recomputes the softmax from it)\n",
+                opsErr(ErrCode::PARAM));
+    TORCH_CHECK((*t)->scalar_type() == at::kFloat, op, ": ", name, " has dtype ", (*t)->scalar_type(),
+                "; expected float32 as npu_fusion_attention returns it\n", opsErr(ErrCode::TYPE));
+    checkSameShape(op, name, **t, "[B, N, S1, 8]", stat);
+  }
+  std::optional<at::Tensor> uniform;
+  if (keepProb <= 0.0) {
+    uniform = at::zeros(c10::IntArrayRef(s), query.options().dtype(at::kFloat));
+  } else if (keepProb < 1.0) {
+    TORCH_CHECK(numels == g.numels(), op, ": numels is ", numels, " but these inputs have ", g.numels(),
+                " attention scores; pass the seed, offset and numels npu_fusion_attention returned\n",
+                opsErr(ErrCode::VALUE));
+    uniform = dropUniform(g, query, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
+  }
+  std::vector<at::Tensor> r = eager::OpCommand()
+                                  .Name("npu::_npu_fusion_attention_backward")
+                                  .Input(query)
+                                  .Input(key)
+                                  .Input(value)
+                                  .Input(dy)
+                                  .Attr("pse", pse)
+                                  .Attr("atten_mask", kernelMask(attenMask))
+                                  .Attr("drop_uniform", uniform)
+                                  .Attr("softmax_max", *softmaxMax)
+                                  .Attr("softmax_sum", *softmaxSum)
+                                  .Attr("head_num", headNum)
+                                  .Attr("input_layout", layout)
+                                  .Attr("scale", scale)
+                                  .Attr("keep_prob", keepProb)
+                                  .Run();
+  bool hasPse = pse.has_value() && pse->defined();
+  return {r[0], r[1], r[2], hasPse ? r[3] : at::empty({0}, query.options())};
+}
+
+TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {
+  // The compiled kernels themselves, callable directly (unchecked, as any torch.ops.npu._ op).
+  m.impl("_npu_fusion_attention_forward", torch::CppFunction::makeFromBoxedFunction<&eager::compiledKernel>());
+  m.impl("_npu_fusion_attention_backward", torch::CppFunction::makeFromBoxedFunction<&eager::compiledKernel>());
+  m.impl("npu_fusion_attention", &npuFusionAttention);
+  m.impl("npu_fusion_attention_grad", &npuFusionAttentionGrad);
+}
+
+}  // namespace
+}  // namespace torch_npu::native
