@@ -44,6 +44,8 @@ NAMESPACE = "npu"
 # Modules of this directory that hold REFERENCES; one line per op family.
 REFERENCE_MODULES = (
     "swiglu",
+    "rms_norm",
+    "rotary_mul",
     "fusion_attention",
     "philox",
 )

@@ -95,3 +95,119 @@ def test_swiglu_rejects_bad_arguments(make, message):
     with pytest.raises(RuntimeError, match=message) as err:
         make()
     assert "ERR0100" in str(err.value)
+
+
+# ---------------------------------------------------------------- npu_rms_norm
+
+
+def rms_norm_reference(x: torch.Tensor, gamma: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+    rstd = torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+    return x * rstd * gamma, rstd
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_forward_and_backward(dtype, eager_stats):
+    x = torch.randn(3, 5, 32).to(dtype)
+    gamma = torch.randn(32).to(dtype)
+    dy = torch.randn(3, 5, 32).to(dtype)
+    xn, gn = x.npu().requires_grad_(), gamma.npu().requires_grad_()
+    y, rstd = torch_npu.npu_rms_norm(xn, gn, epsilon=1e-5)
+    y.backward(dy.npu())
+    xc, gc = x.float().requires_grad_(), gamma.float().requires_grad_()
+    expected, expected_rstd = rms_norm_reference(xc, gc, 1e-5)
+    expected.backward(dy.float())
+    assert (y.dtype, rstd.dtype, rstd.shape) == (dtype, torch.float32, (3, 5, 1))
+    close(y.detach(), expected.detach().to(dtype), dtype)
+    close(rstd, expected_rstd.detach())
+    close(xn.grad, xc.grad.to(dtype), dtype)
+    assert gn.grad.dtype == dtype
+    close(gn.grad, gc.grad.to(dtype), dtype)
+    stats = eager_stats()
+    assert_one_kernel_per_call(stats, "npu::npu_rms_norm", 1)
+    assert_one_kernel_per_call(stats, "npu::npu_rms_norm_backward", 1)
+    assert_no_fallback()
+
+
+def test_rms_norm_over_two_dims_epsilon_is_a_parameter(eager_stats):
+    x = torch.randn(2, 4, 8) * 0.01  # small enough that epsilon shows in the result
+    gamma = torch.randn(4, 8)
+    for eps in (1e-6, 1e-3):
+        y, rstd = torch_npu.npu_rms_norm(x.npu(), gamma.npu(), eps)
+        expected, expected_rstd = rms_norm_reference(x, gamma, eps)
+        close(y, expected)
+        close(rstd, expected_rstd, torch.float16)  # rsqrt of a mean: a few float32 ulps
+    assert rstd.shape == (2, 1, 1)
+    row = eager_stats()["npu::npu_rms_norm"]
+    # A new epsilon reuses the kernel: it is a kernel argument, not compiled in.
+    assert (row["misses"], row["hits"], row["compiled"]) == (1, 1, 2), row
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: torch_npu.npu_rms_norm(torch.randn(2, 4).npu(), torch.randn(5).npu()),
+     r"npu_rms_norm: gamma has shape \[5\], expected the last dims of self \[4\]"),
+    (lambda: torch_npu.npu_rms_norm(torch.randn(2, 4).npu(), torch.randn(4).half().npu()),
+     "npu_rms_norm: gamma has dtype Half, expected Float"),
+    (lambda: torch_npu.npu_rms_norm(torch.randn(2, 4).npu(), torch.randn(4)),
+     r"npu_rms_norm: gamma is on cpu; move it to the NPU with \.npu\(\)"),
+    (lambda: torch_npu.npu_rms_norm(torch.randn(2, 4).double().npu(), torch.randn(4).double().npu()),
+     "npu_rms_norm: self has dtype Double"),
+    (lambda: torch.ops.npu.npu_rms_norm_backward(torch.randn(2, 4).npu(), torch.randn(2, 4).npu(),
+                                                 torch.randn(4).npu(), torch.randn(2, 4).npu()),
+     r"npu_rms_norm_backward: rstd has shape \[2, 4\], expected \[2, 1\]"),
+])
+def test_rms_norm_rejects_bad_arguments(make, message):
+    with pytest.raises(RuntimeError, match=message) as err:
+        make()
+    assert "ERR0100" in str(err.value)
+
+
+# ---------------------------------------------------------------- npu_rotary_mul
+
+
+def rotary_reference(x: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor, mode: str) -> torch.Tensor:
+    if mode == "half":
+        x1, x2 = torch.chunk(x, 2, -1)
+        rotated = torch.cat((-x2, x1), dim=-1)
+    else:
+        rotated = torch.stack((-x[..., 1::2], x[..., ::2]), dim=-1).reshape(x.shape)
+    return x * r1 + rotated * r2
+
+
+@pytest.mark.parametrize("dtype, mode", [(torch.float32, "half"), (torch.float16, "half"),
+                                         (torch.bfloat16, "half"), (torch.float32, "interleave")])
+def test_rotary_mul_forward_and_backward(dtype, mode, eager_stats):
+    # BSND activations with [1, S, 1, D] cos / sin, as attention layers call it.
+    x = torch.randn(2, 6, 3, 16).to(dtype)
+    r1, r2 = torch.randn(1, 6, 1, 16).to(dtype), torch.randn(1, 6, 1, 16).to(dtype)
+    grad = torch.randn(2, 6, 3, 16).to(dtype)
+    leaves = [t.npu().requires_grad_() for t in (x, r1, r2)]
+    y = torch_npu.npu_rotary_mul(*leaves, rotary_mode=mode)
+    y.backward(grad.npu())
+    cpu_leaves = [t.float().requires_grad_() for t in (x, r1, r2)]
+    expected = rotary_reference(*cpu_leaves, mode)
+    expected.backward(grad.float())
+    close(y.detach(), expected.detach().to(dtype), dtype)
+    for got, want in zip(leaves, cpu_leaves):
+        assert got.grad.shape == want.shape
+        close(got.grad, want.grad.to(dtype), dtype)
+    stats = eager_stats()
+    assert_one_kernel_per_call(stats, "npu::npu_rotary_mul", 1)
+    assert_one_kernel_per_call(stats, "npu::npu_rotary_mul_backward", 1)
+    assert_no_fallback()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: torch_npu.npu_rotary_mul(torch.randn(2, 4).npu(), torch.randn(4).npu(), torch.randn(4).npu(), "quarter"),
+     "npu_rotary_mul: rotary_mode is 'quarter'; expected 'half' or 'interleave'"),
+    (lambda: torch_npu.npu_rotary_mul(torch.randn(2, 5).npu(), torch.randn(5).npu(), torch.randn(5).npu()),
+     "npu_rotary_mul: self has shape .*its last dim must be even"),
+    (lambda: torch_npu.npu_rotary_mul(torch.randn(2, 4).npu(), torch.randn(3, 4).npu(), torch.randn(4).npu()),
+     r"npu_rotary_mul: r1 has shape \[3, 4\], which does not broadcast to self's shape \[2, 4\]"),
+    (lambda: torch_npu.npu_rotary_mul(torch.randn(2, 4).npu(), torch.randn(4).npu(), torch.randn(4).half().npu()),
+     "npu_rotary_mul: r2 has dtype Half, expected Float"),
+])
+def test_rotary_mul_rejects_bad_arguments(make, message):
+    with pytest.raises(RuntimeError, match=message) as err:
+        make()
+    assert "ERR0100" in str(err.value)

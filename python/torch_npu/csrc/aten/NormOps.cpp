@@ -1,0 +1,63 @@
+// npu_rms_norm and its backward: checked at the boundary, then one compiled kernel per call
+// (the reference they compile from is python/torch_npu/eager/rms_norm.py).
+#include <torch/library.h>
+
+#include <tuple>
+
+#include "torch_npu/csrc/aten/CustomOpChecks.h"
+#include "torch_npu/csrc/eager/OpCommand.h"
+
+namespace torch_npu::native {
+namespace {
+
+// gamma covers the trailing dims of self, which is normalized over them.
+void checkGamma(const char* op, const at::Tensor& self, const at::Tensor& gamma) {
+  checkNpuFloating(op, "self", self);
+  checkNpuFloating(op, "gamma", gamma);
+  checkSameDtype(op, "gamma", gamma, "self", self);
+  int64_t leading = self.dim() - gamma.dim();
+  TORCH_CHECK(gamma.dim() >= 1 && leading >= 0 && gamma.sizes() == self.sizes().slice(leading), op,
+              ": gamma has shape ", gamma.sizes(), ", expected the last dims of self ",
+              self.sizes().slice(std::max<int64_t>(self.dim() - std::max<int64_t>(gamma.dim(), 1), 0)),
+              " (self has shape ", self.sizes(), ")\n", opsErr(ErrCode::PARAM));
+}
+
+// rstd keeps self's leading dims and is 1 in the normalized ones, as torch_npu returns it.
+std::vector<int64_t> rstdShape(const at::Tensor& self, const at::Tensor& gamma) {
+  std::vector<int64_t> shape = self.sizes().vec();
+  std::fill(shape.end() - gamma.dim(), shape.end(), 1);
+  return shape;
+}
+
+std::tuple<at::Tensor, at::Tensor> npuRmsNorm(const at::Tensor& self, const at::Tensor& gamma, double epsilon) {
+  checkGamma("npu_rms_norm", self, gamma);
+  TORCH_CHECK(epsilon >= 0, "npu_rms_norm: epsilon is ", epsilon, "; expected a value >= 0 (default 1e-6)\n",
+              opsErr(ErrCode::VALUE));
+  std::vector<at::Tensor> out =
+      eager::OpCommand().Name("npu::npu_rms_norm").Input(self).Input(gamma).Attr("epsilon", epsilon).Run();
+  return {out[0], out[1]};
+}
+
+std::tuple<at::Tensor, at::Tensor> npuRmsNormBackward(const at::Tensor& dy, const at::Tensor& self,
+                                                      const at::Tensor& gamma, const at::Tensor& rstd) {
+  const char* op = "npu_rms_norm_backward";
+  checkGamma(op, self, gamma);
+  checkNpuFloating(op, "dy", dy);
+  checkSameDtype(op, "dy", dy, "self", self);
+  checkSameShape(op, "dy", dy, "the shape of self", self.sizes());
+  checkNpuFloating(op, "rstd", rstd);
+  TORCH_CHECK(rstd.scalar_type() == at::kFloat, op, ": rstd has dtype ", rstd.scalar_type(),
+              "; expected float32, as npu_rms_norm returns it\n", opsErr(ErrCode::TYPE));
+  checkSameShape(op, "rstd", rstd, "self's leading dims, 1 in gamma's", rstdShape(self, gamma));
+  std::vector<at::Tensor> out =
+      eager::OpCommand().Name("npu::npu_rms_norm_backward").Input(dy).Input(self).Input(gamma).Input(rstd).Run();
+  return {out[0], out[1]};
+}
+
+TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {
+  m.impl("npu_rms_norm", &npuRmsNorm);
+  m.impl("npu_rms_norm_backward", &npuRmsNormBackward);
+}
+
+}  // namespace
+}  // namespace torch_npu::native
