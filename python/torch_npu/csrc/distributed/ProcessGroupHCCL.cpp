@@ -2,11 +2,13 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <future>
 #include <utility>
 
 #include "npurt/acl_rt.h"
 #include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
 #include "torch_npu/csrc/distributed/WorkHCCL.h"
 
@@ -17,10 +19,67 @@ namespace {
 // message (which names the peer) is the one users see.
 constexpr std::chrono::milliseconds kWaitGrace{5000};
 
-// A CPU tensor over the npu tensor's memory; the deleter keeps the npu tensor alive.
+// A CPU tensor over the npu tensor's memory; the deleter keeps the npu tensor alive. An
+// internal-format tensor is communicated as its physical storage (as HCCL does): element-wise
+// reductions and whole-tensor moves give the same bytes as on the logical values.
 at::Tensor cpuView(const at::Tensor& t) {
+  if (const NpuStorageDesc* desc = internalDesc(t)) {
+    return at::from_blob(
+        t.data_ptr(), desc->storageSizes, [keep = t](void*) {}, t.options().device(c10::kCPU));
+  }
   return at::from_blob(
       t.data_ptr(), t.sizes(), t.strides(), [keep = t](void*) {}, t.options().device(c10::kCPU));
+}
+
+// Collectives that move whole tensors or reduce element-wise; the others split or concatenate
+// along dim 0, which means something else in an internal format's physical order.
+bool layoutAgnostic(c10d::OpType type) {
+  switch (type) {
+    case c10d::OpType::BROADCAST:
+    case c10d::OpType::ALLREDUCE:
+    case c10d::OpType::ALLREDUCE_COALESCED:
+    case c10d::OpType::REDUCE:
+    case c10d::OpType::ALLGATHER:
+    case c10d::OpType::GATHER:
+    case c10d::OpType::SCATTER:
+    case c10d::OpType::REDUCE_SCATTER:
+    case c10d::OpType::SEND:
+    case c10d::OpType::RECV:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Internal-format tensors take part only whole (no storage offset, as torch_npu requires), in a
+// layout-agnostic collective, and with every other tensor of the call in the same format.
+void checkFormats(c10d::OpType type, const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& outputs,
+                  const std::string& op) {
+  std::vector<at::Tensor> all(inputs);
+  all.insert(all.end(), outputs.begin(), outputs.end());
+  if (all.empty() || std::none_of(all.begin(), all.end(), [](const at::Tensor& t) { return internalDesc(t); })) {
+    return;
+  }
+  const std::string fix = ". Call torch_npu.npu_format_cast(t, 2) on the whole tensor and communicate the ND result\n";
+  for (const at::Tensor& t : all) {
+    const NpuStorageDesc* desc = internalDesc(t);
+    if (desc == nullptr) continue;
+    TORCH_CHECK(t.storage_offset() == 0 && isFormattedView(t, *desc), "hccl ", op,
+                ": a tensor stored in internal format ", static_cast<int64_t>(desc->npuFormat),
+                " with storage offset ", t.storage_offset(), " (a view of part of its storage) cannot be "
+                "communicated", fix, errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
+    TORCH_CHECK(layoutAgnostic(type), "hccl ", op, " splits or concatenates along dim 0, which tensors stored in "
+                "internal format ", static_cast<int64_t>(desc->npuFormat), " do not keep in order", fix,
+                errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
+  }
+  const AclFormat format = npuFormatOf(all.front());
+  for (const at::Tensor& t : all) {
+    bool sameSizes = type == c10d::OpType::ALLREDUCE_COALESCED || t.sizes() == all.front().sizes();
+    TORCH_CHECK(npuFormatOf(t) == format && sameSizes, "hccl ", op,
+                ": a collective on tensors stored in internal formats needs one format and one shape, got formats ",
+                static_cast<int64_t>(format), " and ", static_cast<int64_t>(npuFormatOf(t)), fix,
+                errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
+  }
 }
 
 // The dense CPU tensor the transport works on: the view itself when contiguous,
@@ -133,6 +192,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, co
   const std::string op = c10d::opTypeToString(opType);
   checkTensors(inputs, op.c_str());
   checkTensors(outputs, op.c_str());
+  checkFormats(opType, inputs, outputs, op);
   TORCH_CHECK(starter_, "hccl ", op, ": the process group was shut down\n",
               errCode(SubModule::DIST, ErrCode::UNAVAIL));
   auto work = c10::make_intrusive<WorkHCCL>(rank_, opType, outputs, c10::Device(c10::DeviceType::PrivateUse1, device_),
