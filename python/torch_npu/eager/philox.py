@@ -90,9 +90,10 @@ def uniform(self: torch.Tensor, seed: Word, offset: Word, low: torch.Tensor | fl
     compute = _compute_dtype(self.dtype)
     u = _unit(random_words(self, seed, offset), self.dtype)
     low, high = _value(low, compute), _value(high, compute)
-    value = (u * (high - low) + low).to(self.dtype)
-    # Rounding to a narrower dtype can land on `high`, which [low, high) excludes.
-    return torch.where(value >= high.to(self.dtype), low.to(self.dtype), value)
+    value = (u * (high - low) + low).to(self.dtype).to(compute)
+    # Rounding to a narrower dtype can land on `high`, which [low, high) excludes. (Compared in the
+    # compute dtype: a 0-d float32 -> bfloat16 cast outside the elementwise loop needs a libcall.)
+    return torch.where(value >= high, low, value).to(self.dtype)
 
 
 def standard_normal(like: torch.Tensor, seed: Word, offset: Word) -> torch.Tensor:
