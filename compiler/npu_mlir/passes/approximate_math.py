@@ -1,4 +1,4 @@
-"""ascend-approximate-math: replace math.exp/log/tanh/erf on f32 (scalars or vectors) by polynomials.
+"""ascend-approximate-math: replace math.exp/log/tanh/erf/sin/cos on f32 (scalars or vectors) by polynomials.
 
 Upstream's math-polynomial-approximation is not in the bindings, so these ops would lower to scalar
 libm calls - one call per element even inside vectorized code (about 8x slower). The expansions use
@@ -6,8 +6,10 @@ only arith, math.fma and math.floor, which lower to vector instructions. f16/bf1
 widened to f32 around the expansion. Sigmoid needs nothing of its own: torch-mlir writes it with exp.
 
 Accuracy (f32): exp and log within ~2 ulp (Cephes reductions), tanh within ~3 ulp, erf within
-1.5e-7 absolute (Taylor series below 0.5, Abramowitz-Stegun 7.1.26 above). Special values follow
-IEEE: exp(-inf)=0, exp(+inf)=inf, log(0)=-inf, log(x<0)=nan, nan propagates.
+1.5e-7 absolute (Taylor series below 0.5, Abramowitz-Stegun 7.1.26 above), sin and cos within
+~2e-7 absolute for |x| < 8192 (Cephes sinf/cosf: three-part Cody-Waite reduction by pi/2; beyond that
+the reduction loses precision, as Cephes' does). Special values follow IEEE: exp(-inf)=0,
+exp(+inf)=inf, log(0)=-inf, log(x<0)=nan, sin/cos(+-inf)=nan, nan propagates.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import math as pymath
 from torch_mlir import ir
 from torch_mlir.dialects import arith, math
 
-APPROXIMATED = ("math.exp", "math.log", "math.tanh", "math.erf")
+APPROXIMATED = ("math.exp", "math.log", "math.tanh", "math.erf", "math.sin", "math.cos")
+# pi/2 split so that k * part is exact in f32 for |k| < 2^14 (Cephes' DP1..DP3, doubled).
+HALF_PI_PARTS = (1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8)
 
 
 class _Builder:
@@ -61,6 +65,9 @@ class _Builder:
 
     def cmp(self, predicate: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         return arith.cmpf(getattr(arith.CmpFPredicate, predicate.upper()), lhs, rhs)
+
+    def bit_set(self, value: ir.Value, mask: int) -> ir.Value:
+        return arith.cmpi(arith.CmpIPredicate.ne, arith.andi(value, self.iconst(mask)), self.iconst(0))
 
 
 def _exp(b: _Builder, x: ir.Value) -> ir.Value:
@@ -122,7 +129,38 @@ def _erf(b: _Builder, x: ir.Value) -> ir.Value:
     return arith.select(b.cmp("olt", ax, b.const(0.5)), near, far)
 
 
-_EXPANSIONS = {"math.exp": _exp, "math.log": _log, "math.tanh": _tanh, "math.erf": _erf}
+def _quarter_turns(b: _Builder, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """x = k*pi/2 + r with |r| <= pi/4: (k as i32, sin r, cos r)."""
+    k = math.floor(math.fma(x, b.const(2.0 / pymath.pi), b.const(0.5)))
+    r = x
+    for part in HALF_PI_PARTS:
+        r = math.fma(k, b.const(-part), r)
+    z = arith.mulf(r, r)
+    sin_r = math.fma(arith.mulf(b.horner(z, [-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1]), z), r, r)
+    cos_r = math.fma(arith.mulf(b.horner(z, [2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2]),
+                                z), z, math.fma(z, b.const(-0.5), b.const(1.0)))
+    return arith.fptosi(b.i32, k), sin_r, cos_r
+
+
+def _on_quadrant(b: _Builder, quadrant: ir.Value, sin_r: ir.Value, cos_r: ir.Value) -> ir.Value:
+    """sin(q*pi/2 + r): sin r, cos r, -sin r, -cos r for q mod 4 = 0..3 (two's complement makes q mod 4 = q & 3)."""
+    value = arith.select(b.bit_set(quadrant, 1), cos_r, sin_r)
+    return arith.select(b.bit_set(quadrant, 2), arith.negf(value), value)
+
+
+def _sin(b: _Builder, x: ir.Value) -> ir.Value:
+    # sin(-0) = -0, which the reduction (r = -0 + 0) would lose.
+    return arith.select(b.cmp("oeq", x, b.const(0.0)), x, _on_quadrant(b, *_quarter_turns(b, x)))
+
+
+def _cos(b: _Builder, x: ir.Value) -> ir.Value:
+    # cos x = sin(x + pi/2): one quadrant further.
+    quadrant, sin_r, cos_r = _quarter_turns(b, x)
+    return _on_quadrant(b, arith.addi(quadrant, b.iconst(1)), sin_r, cos_r)
+
+
+_EXPANSIONS = {"math.exp": _exp, "math.log": _log, "math.tanh": _tanh, "math.erf": _erf, "math.sin": _sin,
+               "math.cos": _cos}
 
 
 def _element_type(t: ir.Type) -> ir.Type:

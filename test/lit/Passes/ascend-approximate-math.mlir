@@ -58,12 +58,50 @@ func.func @erf_scalar(%x: f32) -> f32 {
 
 // -----
 
+// sin: Cody-Waite reduction by pi/2 in three fma steps, both polynomials, quadrant picked from k's low bits;
+// x == 0 returns x itself (keeps -0).
+// CHECK-LABEL: func.func @sin_vector_becomes_polynomial
+// CHECK-NOT: math.sin
+// CHECK: arith.cmpf oeq
+// CHECK: math.floor %{{.*}} : vector<16xf32>
+// CHECK-COUNT-3: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK: arith.andi
+// CHECK: arith.cmpi ne
+// CHECK: arith.negf
+// CHECK: arith.select
+// CHECK-NEXT: arith.select
+// CHECK-NEXT: return
+func.func @sin_vector_becomes_polynomial(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.sin %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
+// cos is sin one quadrant further: the quadrant index is incremented before the selects.
+// CHECK-LABEL: func.func @cos_scalar_shifts_the_quadrant
+// CHECK-NOT: math.cos
+// CHECK: arith.fptosi %{{.*}} : f32 to i32
+// CHECK: arith.addi
+// CHECK: arith.select
+// CHECK: arith.select
+// CHECK-NEXT: return
+func.func @cos_scalar_shifts_the_quadrant(%x: f32) -> f32 {
+  %0 = math.cos %x : f32
+  return %0 : f32
+}
+
+// -----
+
 // f64 keeps libm precision and ops without an expansion are left alone.
 // CHECK-LABEL: func.func @f64_and_other_math_untouched
 // CHECK-NEXT: math.exp %{{.*}} : f64
+// CHECK-NEXT: math.sin %{{.*}} : f64
 // CHECK-NEXT: math.sqrt %{{.*}} : f32
-func.func @f64_and_other_math_untouched(%x: f64, %y: f32) -> (f64, f32) {
+func.func @f64_and_other_math_untouched(%x: f64, %y: f32) -> (f64, f64, f32) {
   %0 = math.exp %x : f64
-  %1 = math.sqrt %y : f32
-  return %0, %1 : f64, f32
+  %1 = math.sin %x : f64
+  %2 = math.sqrt %y : f32
+  return %0, %1, %2 : f64, f64, f32
 }
