@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 __all__ = ["npu_rms_norm"]
@@ -25,18 +23,3 @@ def npu_rms_norm(input: torch.Tensor, gamma: torch.Tensor,
     """
     return torch.ops.npu.npu_rms_norm(input, gamma, epsilon)
 
-
-def _setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-    self, gamma, _ = inputs
-    ctx.save_for_backward(self, gamma, output[1])
-    ctx.mark_non_differentiable(output[1])
-
-
-def _backward(ctx: Any, dy: torch.Tensor, _: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, None]:
-    self, gamma, rstd = ctx.saved_tensors
-    dx, dgamma = torch.ops.npu.npu_rms_norm_backward(dy, self, gamma, rstd)
-    # torch_npu's RmsNormGrad accumulates dgamma in float32; the parameter's gradient has its dtype.
-    return dx, dgamma.to(gamma.dtype), None
-
-
-torch.library.register_autograd("npu::npu_rms_norm", _backward, setup_context=_setup_context)

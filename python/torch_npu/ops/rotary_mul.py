@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 __all__ = ["npu_rotary_mul"]
@@ -24,17 +22,3 @@ def npu_rotary_mul(input: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor,
     """
     return torch.ops.npu.npu_rotary_mul(input, r1, r2, rotary_mode)
 
-
-def _setup_context(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
-    self, r1, r2, rotary_mode = inputs
-    ctx.save_for_backward(self, r1, r2)
-    ctx.rotary_mode = rotary_mode
-
-
-def _backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, None]:
-    self, r1, r2 = ctx.saved_tensors
-    dx, dr1, dr2 = torch.ops.npu.npu_rotary_mul_backward(grad, self, r1, r2, ctx.rotary_mode)
-    return dx, dr1, dr2, None
-
-
-torch.library.register_autograd("npu::npu_rotary_mul", _backward, setup_context=_setup_context)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 __all__ = ["npu_swiglu"]
@@ -21,16 +19,3 @@ def npu_swiglu(input: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """
     return torch.ops.npu.npu_swiglu(input, dim)
 
-
-def _setup_context(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
-    self, dim = inputs
-    ctx.save_for_backward(self)
-    ctx.dim = dim
-
-
-def _backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
-    (self,) = ctx.saved_tensors
-    return torch.ops.npu.npu_swiglu_backward(grad, self, ctx.dim), None
-
-
-torch.library.register_autograd("npu::npu_swiglu", _backward, setup_context=_setup_context)

@@ -7,6 +7,9 @@ import pytest
 import torch
 
 import torch_npu
+import torch_npu._C as _C
+from torch_npu.eager import custom_ops
+from torch_npu.ops import reference_kernels
 
 from conftest import assert_no_fallback
 
@@ -41,11 +44,36 @@ def test_custom_ops_are_registered_in_the_npu_namespace():
     assert "npu_swiglu" in torch_npu.__all__ and torch_npu.npu_swiglu is torch_npu.ops.npu_swiglu
 
 
-def test_reference_runs_on_cpu_and_meta():
-    x = torch.randn(3, 8)
-    a, b = x.chunk(2, -1)
-    torch.testing.assert_close(torch_npu.npu_swiglu(x), torch.nn.functional.silu(a) * b)
+def test_every_reference_has_its_op():
+    for name in custom_ops.references():
+        assert reference_kernels._overload(name) is not None, f"{name} has a reference but no schema in the yaml"
+
+
+def test_reference_runs_on_cpu_with_autograd_and_on_meta():
+    x = torch.randn(3, 8, requires_grad=True)
+    a, b = x.detach().chunk(2, -1)
+    y = torch_npu.npu_swiglu(x)
+    torch.testing.assert_close(y, torch.nn.functional.silu(a) * b)
+    y.sum().backward()
+    xr = x.detach().requires_grad_()
+    ar, br = xr.chunk(2, -1)
+    (torch.nn.functional.silu(ar) * br).sum().backward()
+    torch.testing.assert_close(x.grad, xr.grad)
     assert torch.ops.npu.npu_swiglu(torch.empty(5, 4, 6, device="meta"), 1).shape == (5, 2, 6)
+
+
+def test_a_call_the_compiler_rejects_runs_the_reference_on_cpu(monkeypatch, eager_stats):
+    def rejected(self, dim=-1):
+        raise NotImplementedError("no kernel for this call")
+
+    monkeypatch.setitem(custom_ops._table, "npu_swiglu", rejected)  # what plan.py traces, not the CPU kernel
+    x = torch.randn(3, 14)  # a shape no other test compiles: the rejection is remembered per key
+    y = torch_npu.npu_swiglu(x.npu())
+    close(y, swiglu_reference(x, -1))
+    row = eager_stats()["npu::npu_swiglu"]
+    assert (row["compiled"], row["fallback"]) == (0, 1), row
+    assert "no kernel for this call" in row["fallback_reason"]
+    _C._eager_clear_memory_cache()
 
 
 # ---------------------------------------------------------------- npu_swiglu
@@ -81,6 +109,13 @@ def test_swiglu_other_dim_and_hit_path(eager_stats):
     close(y, swiglu_reference(x, 0))
     row = eager_stats()["npu::npu_swiglu"]
     assert (row["misses"], row["hits"], row["compiled"]) == (1, 2, 3), row
+
+
+def test_swiglu_of_a_non_contiguous_input(eager_stats):
+    x = torch.randn(8, 6)
+    y = torch_npu.npu_swiglu(x.npu().t())  # strides (1, 6): the kernel reads them as given
+    close(y, swiglu_reference(x.t(), -1))
+    assert_no_fallback()
 
 
 @pytest.mark.parametrize("make, message", [

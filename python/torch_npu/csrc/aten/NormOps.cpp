@@ -1,5 +1,8 @@
 // npu_rms_norm and its backward: checked at the boundary, then one compiled kernel per call
-// (the reference they compile from is python/torch_npu/eager/rms_norm.py).
+// (the reference they compile from is python/torch_npu/eager/rms_norm.py); autograd in C++, so a
+// call on the hit path never takes the GIL.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -54,10 +57,47 @@ std::tuple<at::Tensor, at::Tensor> npuRmsNormBackward(const at::Tensor& dy, cons
   return {out[0], out[1]};
 }
 
+class RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self,
+                                                const at::Tensor& gamma, double epsilon) {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("npu::npu_rms_norm", "")
+                               .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, double)>();
+    at::AutoDispatchBelowADInplaceOrView guard;
+    auto [y, rstd] = op.call(self, gamma, epsilon);
+    ctx->save_for_backward({self, gamma, rstd});
+    ctx->mark_non_differentiable({rstd});
+    return {y, rstd};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    static const auto op =
+        c10::Dispatcher::singleton()
+            .findSchemaOrThrow("npu::npu_rms_norm_backward", "")
+            .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                      const at::Tensor&)>();
+    torch::autograd::variable_list saved = ctx->get_saved_variables();
+    auto [dx, dgamma] = op.call(grads[0], saved[0], saved[1], saved[2]);
+    // torch_npu's RmsNormGrad accumulates dgamma in float32; the parameter's gradient has its dtype.
+    return {dx, dgamma.to(saved[1].scalar_type()), at::Tensor()};
+  }
+};
+
+std::tuple<at::Tensor, at::Tensor> npuRmsNormAutograd(const at::Tensor& self, const at::Tensor& gamma,
+                                                      double epsilon) {
+  torch::autograd::variable_list out = RmsNormFunction::apply(self, gamma, epsilon);
+  return {out[0], out[1]};
+}
+
 TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {
   m.impl("npu_rms_norm", &npuRmsNorm);
   m.impl("npu_rms_norm_backward", &npuRmsNormBackward);
 }
+
+// Every backend's autograd (the CPU reference kernels too), as torch_npu registers its fused ops.
+TORCH_LIBRARY_IMPL(npu, Autograd, m) { m.impl("npu_rms_norm", &npuRmsNormAutograd); }
 
 }  // namespace
 }  // namespace torch_npu::native

@@ -1,5 +1,8 @@
 // npu_rotary_mul and its backward: checked at the boundary, then one compiled kernel per call
-// (the reference they compile from is python/torch_npu/eager/rotary_mul.py).
+// (the reference they compile from is python/torch_npu/eager/rotary_mul.py); autograd in C++, so a
+// call on the hit path never takes the GIL.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -61,10 +64,45 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> npuRotaryMulBackward(const at::Te
   return {out[0], out[1], out[2]};
 }
 
+class RotaryMulFunction : public torch::autograd::Function<RotaryMulFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self, const at::Tensor& r1,
+                            const at::Tensor& r2, const std::string& rotaryMode) {
+    static const auto op =
+        c10::Dispatcher::singleton()
+            .findSchemaOrThrow("npu::npu_rotary_mul", "")
+            .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, c10::string_view)>();
+    at::AutoDispatchBelowADInplaceOrView guard;
+    ctx->save_for_backward({self, r1, r2});
+    ctx->saved_data["rotary_mode"] = rotaryMode;
+    return op.call(self, r1, r2, rotaryMode);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("npu::npu_rotary_mul_backward", "")
+                               .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+                                   const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                   c10::string_view)>();
+    torch::autograd::variable_list saved = ctx->get_saved_variables();
+    auto [dx, dr1, dr2] = op.call(grads[0], saved[0], saved[1], saved[2], ctx->saved_data["rotary_mode"].toStringRef());
+    return {dx, dr1, dr2, at::Tensor()};
+  }
+};
+
+at::Tensor npuRotaryMulAutograd(const at::Tensor& self, const at::Tensor& r1, const at::Tensor& r2,
+                                c10::string_view rotaryMode) {
+  return RotaryMulFunction::apply(self, r1, r2, std::string(rotaryMode));
+}
+
 TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {
   m.impl("npu_rotary_mul", &npuRotaryMul);
   m.impl("npu_rotary_mul_backward", &npuRotaryMulBackward);
 }
+
+// Every backend's autograd (the CPU reference kernels too), as torch_npu registers its fused ops.
+TORCH_LIBRARY_IMPL(npu, Autograd, m) { m.impl("npu_rotary_mul", &npuRotaryMulAutograd); }
 
 }  // namespace
 }  // namespace torch_npu::native
