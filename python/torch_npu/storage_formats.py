@@ -114,3 +114,6 @@ def _deepcopy_keeping_format(self: torch.Tensor, memo: dict) -> torch.Tensor:
 
 torch.Tensor._reduce_ex_internal = _reduce_in_base_format
 torch.Tensor.__deepcopy__ = _deepcopy_keeping_format
+# As torch_npu: t.npu_format_cast(29), t.npu_format_cast_(29).
+torch.Tensor.npu_format_cast = npu_format_cast
+torch.Tensor.npu_format_cast_ = npu_format_cast_

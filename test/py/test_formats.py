@@ -111,6 +111,8 @@ def test_npu_format_cast_inplace_by_number_and_like_a_tensor() -> None:
     assert torch_npu.get_npu_format(v) == NZ and torch.equal(v.cpu(), u)
     torch_npu.npu_format_cast_(v, ND)
     assert torch_npu.get_npu_format(v) == ND and torch.equal(v.cpu(), u)
+    assert torch_npu.get_npu_format(v.npu_format_cast(NZ)) == NZ  # the Tensor methods torch_npu adds
+    assert v.npu_format_cast_(NZ) is v and torch_npu.get_npu_format(v) == NZ and torch.equal(v.cpu(), u)
 
 
 def _calls(op: str) -> dict:
