@@ -77,15 +77,12 @@ def _base_format(t: torch.Tensor) -> int:
     return {4: Format.NCHW, 5: Format.NCDHW}.get(t.dim(), Format.ND)
 
 
-def _format_cast_setup(ctx, inputs, output) -> None:
-    pass
-
-
 def _format_cast_backward(ctx, grad: torch.Tensor):
+    # A format cast keeps every logical value: the gradient passes through (in its base format).
     return grad, None
 
 
-torch.library.register_autograd("npu::npu_format_cast", _format_cast_backward, setup_context=_format_cast_setup)
+torch.library.register_autograd("npu::npu_format_cast", _format_cast_backward)
 
 _reduce_ex_internal = torch.Tensor._reduce_ex_internal
 _deepcopy = torch.Tensor.__deepcopy__
