@@ -66,6 +66,28 @@ def npu_fusion_attention_grad(query: torch.Tensor, key: torch.Tensor, value: tor
         gen_mask_parallel=gen_mask_parallel, sync=sync)
 
 
+def _batch_and_seq(t: torch.Tensor, layout: str) -> tuple[int, int]:
+    return (t.shape[1], t.shape[0]) if layout == "SBH" else (t.shape[0], t.shape[2 if layout == "BNSD" else 1])
+
+
+@torch.library.register_fake("npu::npu_fusion_attention")
+def _fake_forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, head_num: int, input_layout: str,
+                  *args: Any) -> tuple:
+    """Shapes without a device (meta and fake tensors, torch.compile); seed/offset are those of no dropout."""
+    batch, seq_q = _batch_and_seq(query, input_layout)
+    seq_kv = _batch_and_seq(key, input_layout)[1]
+    stats = query.new_empty((batch, head_num, seq_q, 8), dtype=torch.float32)
+    return (query.new_empty(query.shape), stats, stats.new_empty(stats.shape), query.new_empty((0,)), 0, 0,
+            batch * head_num * seq_q * seq_kv)
+
+
+@torch.library.register_fake("npu::npu_fusion_attention_grad")
+def _fake_backward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dy: torch.Tensor, head_num: int,
+                   input_layout: str, *, pse: torch.Tensor | None = None, **kwargs: Any) -> tuple:
+    dpse = pse.new_empty(pse.shape) if pse is not None else query.new_empty((0,))
+    return query.new_empty(query.shape), key.new_empty(key.shape), value.new_empty(value.shape), dpse
+
+
 # Positions of the forward's arguments (its schema order).
 _ARGS = ("query", "key", "value", "head_num", "input_layout", "pse", "padding_mask", "atten_mask", "scale",
          "keep_prob", "pre_tockens", "next_tockens", "inner_precise", "prefix", "actual_seq_qlen",

@@ -235,3 +235,12 @@ def test_bad_dtype_and_missing_softmax_stats():
         torch_npu.npu_fusion_attention(q.npu(), k.npu().double(), v.npu(), N, "BNSD")
     with pytest.raises(RuntimeError, match="(?s)softmax_max is missing.*ERR01001"):
         torch_npu.npu_fusion_attention_grad(q.npu(), k.npu(), v.npu(), dy.npu(), N, "BNSD")
+
+
+def test_meta_tensors_give_torch_npu_shapes():
+    q, k = torch.empty(B, S1, N * D, device="meta"), torch.empty(B, S2, D, device="meta")  # one kv head
+    out, smax, ssum, softmax_out, seed, offset, numels = torch_npu.npu_fusion_attention(q, k, k, N, "BSH")
+    assert out.shape == q.shape and smax.shape == ssum.shape == (B, N, S1, 8) and smax.dtype == torch.float32
+    assert softmax_out.shape == (0,) and numels == B * N * S1 * S2
+    dq, dk, dv, dpse = torch_npu.npu_fusion_attention_grad(q, k, k, q, N, "BSH", softmax_max=smax, softmax_sum=ssum)
+    assert (dq.shape, dk.shape, dv.shape, dpse.shape) == (q.shape, k.shape, k.shape, (0,))
