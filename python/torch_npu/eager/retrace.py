@@ -1,12 +1,13 @@
 """Ops the eager path traces through a decomposition of ours instead of torch-mlir's own lowering.
 
-torch-mlir lowers these ops either to something the sim target miscompiles (nll_loss_forward:
-rows past the sixth read as zero) or to `tm_tensor.scatter`, which the Ascend pipeline has no
-lowering for (nll_loss_backward, embedding_dense_backward, the pooling and convolution backwards in
-PyTorch's decompositions). Each rewrite below is scatter-free: a one-hot comparison against the
-index, elementwise ops, reductions, matmuls or forward convolutions, all of which the pipeline
-compiles. A configuration a rewrite does not cover raises, so that call runs on the CPU fallback. Imported by kernel_build, in the user's
-process and in compile workers alike (no torch_npu import).
+torch-mlir lowers these ops to something the sim target miscompiles (nll_loss_forward: rows past
+the sixth read as zero), to `tm_tensor.scatter`, which the Ascend pipeline has no lowering for
+(nll_loss_backward, embedding_dense_backward, the pooling and convolution backwards in PyTorch's
+decompositions), or not at all (argmax/argmin of a 0-d tensor). Each rewrite below is scatter-free:
+a one-hot comparison against the index, elementwise ops, reductions, matmuls or forward
+convolutions, all of which the pipeline compiles. A configuration a rewrite does not cover raises,
+so that call runs on the CPU fallback. Imported by kernel_build, in the user's process and in
+compile workers alike (no torch_npu import).
 """
 
 from __future__ import annotations
@@ -140,7 +141,20 @@ def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
                                     groups)
 
 
+def _arg_extreme(op: torch._ops.OpOverload) -> Callable:
+    # torch-mlir cannot lower argmax/argmin of a 0-d tensor (a `torch.constant.bool` survives);
+    # its answer is the index into the one-element vector.
+    def rewrite(self: torch.Tensor, dim: int | None = None, keepdim: bool = False) -> torch.Tensor:
+        if self.dim() == 0:
+            return op(self.reshape(1), 0)
+        return op(self, dim, keepdim)
+
+    return rewrite
+
+
 RETRACED: dict[torch._ops.OpOverload, Callable] = {
+    aten.argmax.default: _arg_extreme(aten.argmax.default),
+    aten.argmin.default: _arg_extreme(aten.argmin.default),
     aten.nll_loss_forward.default: nll_loss_forward,
     aten.nll_loss_backward.default: nll_loss_backward,
     aten.embedding_dense_backward.default: embedding_dense_backward,

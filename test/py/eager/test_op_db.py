@@ -37,6 +37,8 @@ PASSING = {
     "addmm.decomposed": ('float16', 'bfloat16'),
     "addr": ('float16', 'bfloat16'),
     "aminmax": ('float16', 'bfloat16'),
+    "argmax": ('float16', 'bfloat16'),
+    "argmin": ('float16', 'bfloat16'),
     "as_strided": ('float16', 'bfloat16'),
     "asin": ('float16',),
     "asinh": ('float16',),
