@@ -3,6 +3,9 @@ one compiled kernel per call (forward and backward), bad arguments rejected with
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -42,6 +45,36 @@ def test_custom_ops_are_registered_in_the_npu_namespace():
     schema = str(torch.ops.npu.npu_swiglu.default._schema)
     assert schema == "npu::npu_swiglu(Tensor self, int dim=-1) -> Tensor"
     assert "npu_swiglu" in torch_npu.__all__ and torch_npu.npu_swiglu is torch_npu.ops.npu_swiglu
+
+
+def _generator():
+    path = Path(__file__).resolve().parents[3] / "python/torch_npu/csrc/aten/gen_native_registrations.py"
+    spec = importlib.util.spec_from_file_location("gen_native_registrations", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generator_defines_custom_schemas_in_the_npu_library():
+    gen = _generator()
+    text = gen.render(gen.parse("supported:\n  - relu\ncustom:\n"
+                                "  - npu_foo(Tensor self, str mode='a') -> (Tensor, Tensor)\n"
+                                "  - npu_foo.bar(Tensor self) -> Tensor\n"))
+    assert ("TORCH_LIBRARY(npu, m) {\n  m.def(\"npu_foo(Tensor self, str mode='a') -> (Tensor, Tensor)\");\n"
+            "  m.def(\"npu_foo.bar(Tensor self) -> Tensor\");\n}") in text
+    assert 'm.impl("relu"' in text
+    assert "TORCH_LIBRARY(npu" not in gen.render(gen.parse("supported:\n  - relu\ncustom:\n"))
+
+
+@pytest.mark.parametrize("entries, message", [
+    (["npu_foo"], "is not a schema"),
+    (['npu_foo(str s="x") -> Tensor'], "is not a schema"),
+    (["npu_foo(Tensor a) -> Tensor", "npu_foo(Tensor b) -> Tensor"], "duplicate custom ops: \\['npu_foo'\\]"),
+])
+def test_generator_rejects_bad_custom_entries(entries, message):
+    gen = _generator()
+    with pytest.raises(SystemExit, match=message):
+        gen.render({"custom": entries})
 
 
 def test_every_reference_has_its_op():
