@@ -128,12 +128,13 @@ def test_bool_mask_and_pse_gradients(eager_stats):
     assert_no_fallback()
 
 
-def test_uint8_two_dim_mask_matches_bool():
+def test_uint8_two_dim_mask_matches_bool(eager_stats):
     q, k, v, _ = inputs("BNSD")
     mask = torch.triu(torch.ones(S1, S2, dtype=torch.uint8), diagonal=1)
     got = torch_npu.npu_fusion_attention(q.npu(), k.npu(), v.npu(), N, "BNSD", atten_mask=mask.npu(), scale=SCALE)[0]
     want = reference(q, k, v, "BNSD", mask=mask.bool())
     torch.testing.assert_close(got.cpu(), want, atol=1e-5, rtol=1e-5)
+    assert_no_fallback()
 
 
 def test_grouped_query_attention(eager_stats):
