@@ -6,6 +6,9 @@
 // Run() keys, compiles (once) and launches exactly as a dispatched call does (EagerDispatch.h),
 // whether or not the op is listed in npu_native_functions.yaml. Tensor arguments are filled from
 // Input() in schema order, other arguments from Attr() by name or from the schema's default.
+// torch_npu's own ops ("npu::npu_rms_norm") run the same way: their PrivateUse1 kernels check the
+// arguments and call OpCommand on themselves, which compiles their reference
+// (python/torch_npu/eager/custom_ops.py) without going through the dispatcher again.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -19,7 +22,7 @@ namespace torch_npu::eager {
 
 class OpCommand {
  public:
-  // "aten::add.Tensor" or "aten::relu" (default overload).
+  // "aten::add.Tensor", "aten::relu" (default overload) or "npu::npu_swiglu".
   OpCommand& Name(std::string qualifiedName);
   OpCommand& Input(const at::Tensor& tensor);
   OpCommand& Attr(const std::string& name, c10::IValue value);
