@@ -27,15 +27,16 @@ def close(got: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype = torch.
     torch.testing.assert_close(got.cpu(), expected, **TOLERANCE[dtype])
 
 
-def calls(stats: dict, op: str) -> dict:
+def assert_one_kernel_per_call(stats: dict, op: str, n_calls: int) -> None:
     row = stats.get(op)
     assert row is not None, f"{op} never reached the eager dispatcher: {sorted(stats)}"
-    return row
-
-
-def assert_one_kernel_per_call(stats: dict, op: str, n_calls: int) -> None:
-    row = calls(stats, op)
     assert (row["compiled"], row["fallback"]) == (n_calls, 0), row
+
+
+def assert_only_custom_kernels_ran(stats: dict) -> None:
+    """Forward and backward were the fused kernels alone: no aten op ran a kernel of its own."""
+    others = {op: row["compiled"] for op, row in stats.items() if row["compiled"] and not op.startswith("npu::")}
+    assert not others, f"aten kernels ran besides the custom ops: {others}"
 
 
 # ---------------------------------------------------------------- plumbing
@@ -132,6 +133,7 @@ def test_swiglu_forward_and_backward(dtype, eager_stats):
     stats = eager_stats()
     assert_one_kernel_per_call(stats, "npu::npu_swiglu", 1)
     assert_one_kernel_per_call(stats, "npu::npu_swiglu_backward", 1)
+    assert_only_custom_kernels_ran(stats)
     assert_no_fallback()
 
 
@@ -194,6 +196,7 @@ def test_rms_norm_forward_and_backward(dtype, eager_stats):
     stats = eager_stats()
     assert_one_kernel_per_call(stats, "npu::npu_rms_norm", 1)
     assert_one_kernel_per_call(stats, "npu::npu_rms_norm_backward", 1)
+    assert_only_custom_kernels_ran(stats)
     assert_no_fallback()
 
 
@@ -262,6 +265,7 @@ def test_rotary_mul_forward_and_backward(dtype, mode, eager_stats):
     stats = eager_stats()
     assert_one_kernel_per_call(stats, "npu::npu_rotary_mul", 1)
     assert_one_kernel_per_call(stats, "npu::npu_rotary_mul_backward", 1)
+    assert_only_custom_kernels_ran(stats)
     assert_no_fallback()
 
 
