@@ -50,6 +50,7 @@ REFERENCE_MODULES = (
     "rotary_mul",
     "fusion_attention",
     "philox",
+    "formats",
 )
 _table: dict[str, Callable] = {}
 

@@ -1,10 +1,14 @@
-"""Internal NPU formats in torch ops, for kernels that take a tensor's physical storage.
+"""Internal NPU formats in torch ops, for kernels that take or make a tensor's physical storage.
 
 A compiled kernel receives an internal-format input (FRACTAL_NZ, NC1HWC0, FRACTAL_Z) as its
 physical storage, a contiguous tensor of `storage_shape(...)`; `to_logical` is the prologue the
-traced function runs on it (view, permute, reshape, slice: all lowered by the compiler). The
-layouts are DESIGN.md section 4 and must match csrc/core/NpuFormat.cpp, which writes them.
-Imported by compile workers as a top-level module: it imports nothing from torch_npu.
+traced function runs on it (view, permute, reshape, slice: all lowered by the compiler).
+`to_physical` is the other direction (pad, reshape, permute). Both conversions are also the
+references of two custom ops (REFERENCES, see custom_ops.py) that csrc/core/NpuFormat.cpp runs as
+compiled kernels: npu::_npu_format_to_base (its input's prologue does the work) and
+npu::_npu_format_to_physical. The layouts are DESIGN.md section 4; NpuFormat.cpp's host-side
+conversion (its fallback) must match them. Imported by compile workers as a top-level module: it
+imports nothing from torch_npu.
 """
 
 from __future__ import annotations
@@ -58,6 +62,31 @@ def to_logical(physical: torch.Tensor, fmt: int, shape: tuple) -> torch.Tensor:
         if blocked.shape[dim] != size:
             blocked = blocked.narrow(dim, 0, size)
     return blocked
+
+
+def to_physical(logical: torch.Tensor, fmt: int) -> torch.Tensor:
+    """The contiguous physical storage (zero padded) of `logical` stored in `fmt`."""
+    shape = tuple(logical.shape)
+    padded, phys_view, perm = _blocking(shape, fmt, logical.dtype)
+    pad = []
+    for size, target in zip(reversed(shape), reversed(padded)):
+        pad += [0, target - size]
+    x = torch.ops.aten.constant_pad_nd(logical, pad, 0) if any(pad) else logical
+    inverse = sorted(range(len(perm)), key=perm.__getitem__)
+    blocked = x.reshape([phys_view[p] for p in perm])
+    return blocked.permute(inverse).contiguous().reshape(storage_shape(shape, fmt, logical.dtype))
+
+
+def _format_to_base(self: torch.Tensor) -> torch.Tensor:
+    # On the compile path the input's prologue has already rebuilt the logical tensor.
+    return self.clone()
+
+
+def _format_to_physical(self: torch.Tensor, acl_format: int) -> torch.Tensor:
+    return to_physical(self, acl_format)
+
+
+REFERENCES = {"_npu_format_to_base": _format_to_base, "_npu_format_to_physical": _format_to_physical}
 
 
 def contiguous_strides(shape: tuple) -> tuple:

@@ -10,12 +10,26 @@
 #include "torch_npu/csrc/aten/CpuAlias.h"
 #include "torch_npu/csrc/core/NpuAllocator.h"
 #include "torch_npu/csrc/core/NpuStream.h"
+#include "torch_npu/csrc/eager/OpCommand.h"
 
 namespace torch_npu {
 namespace {
 
 // False as in torch_npu >= 2.8 on Atlas A2 (the 910B this device simulates).
 std::atomic<bool> allowInternal{false};
+
+// Conversions run as compiled kernels (npu::_npu_format_to_base / _npu_format_to_physical,
+// references in eager/formats.py). A call the compiler rejects goes to the CPU fallback, which
+// converts its internal-format input itself: that nested conversion takes the host task.
+thread_local bool converting = false;
+
+class ConversionScope {
+ public:
+  ConversionScope() { converting = true; }
+  ~ConversionScope() { converting = false; }
+  ConversionScope(const ConversionScope&) = delete;
+  ConversionScope& operator=(const ConversionScope&) = delete;
+};
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -92,7 +106,7 @@ at::Tensor physicalAlias(const at::Tensor& t, const NpuStorageDesc& desc) {
   return alias;
 }
 
-// Both run on the host over CPU aliases, inside a stream task.
+// The host-side conversions: both run over CPU aliases, inside a stream task.
 void physicalToLogical(const at::Tensor& physical, const at::Tensor& logical, const NpuStorageDesc& desc) {
   Blocking b = blockingOf(desc.baseSizes, desc.npuFormat, desc.dtype);
   at::Tensor padded = physical.view(b.physView).permute(b.perm).reshape(b.padded);
@@ -229,6 +243,10 @@ at::Tensor toBaseFormat(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT(desc != nullptr);
   checkFormattedView(t, *desc, "converting to the base format");
   c10::DeviceGuard guard(t.device());
+  if (!converting && t.numel() > 0) {
+    ConversionScope scope;
+    return eager::OpCommand().Name("npu::_npu_format_to_base").Input(t).Run().at(0);
+  }
   at::Tensor out = at::empty(t.sizes(), t.options());
   if (t.numel() == 0) return out;
   c10::Stream stream = getCurrentStream(t.device().index());
@@ -246,6 +264,22 @@ void writeFormatted(const at::Tensor& dst, const at::Tensor& source) {
   if (dst.numel() == 0) return;
   c10::DeviceGuard guard(dst.device());
   c10::Stream stream = getCurrentStream(dst.device().index());
+  if (!converting) {
+    ConversionScope scope;
+    at::Tensor values = source.scalar_type() == dst.scalar_type() ? source : source.to(dst.scalar_type());
+    at::Tensor physical = eager::OpCommand()
+                              .Name("npu::_npu_format_to_physical")
+                              .Input(values)
+                              .Attr("acl_format", static_cast<int64_t>(desc->npuFormat))
+                              .Run()
+                              .at(0);
+    size_t nbytes = dst.storage().nbytes();
+    TORCH_INTERNAL_ASSERT(physical.is_contiguous() && physical.nbytes() == nbytes);
+    npuAllocator()->recordStream(physical.storage().data_ptr(), stream);
+    NPU_CHECK_ACL(aclrtMemcpyAsync(dst.storage().mutable_data(), nbytes, physical.const_data_ptr(), nbytes,
+                                   ACL_MEMCPY_DEVICE_TO_DEVICE, nativeStream(stream)));
+    return;
+  }
   npuAllocator()->recordStream(source.storage().data_ptr(), stream);
   at::Tensor logical = cpuAlias(source);
   at::Tensor physical = physicalAlias(dst, *desc);
