@@ -68,8 +68,15 @@ def _sum_heads(x: torch.Tensor, group: int) -> torch.Tensor:
     return x.view(b, n // group, group, s, d).sum(2)
 
 
+def _outside_band(rows: int, cols: int, pre_tockens: int, next_tockens: int, device: torch.device) -> torch.Tensor:
+    """True where key j is more than next_tockens after or pre_tockens before query i (sparse_mode 0)."""
+    i = torch.arange(rows, device=device).unsqueeze(1)
+    j = torch.arange(cols, device=device).unsqueeze(0)
+    return ((j - i) > next_tockens) | ((i - j) > pre_tockens)
+
+
 def _scores(q: torch.Tensor, k: torch.Tensor, pse: torch.Tensor | None, atten_mask: torch.Tensor | None,
-            scale: float) -> torch.Tensor:
+            scale: float, band: tuple[int, int] | None = None) -> torch.Tensor:
     scores = torch.matmul(q, k.transpose(2, 3))
     if pse is not None:
         scores = scores + pse.to(torch.float32)
@@ -77,6 +84,8 @@ def _scores(q: torch.Tensor, k: torch.Tensor, pse: torch.Tensor | None, atten_ma
     if atten_mask is not None:
         if atten_mask.dtype != torch.bool:  # uint8 masks arrive as int8 (1 = masked out)
             atten_mask = atten_mask != 0
+        if band is not None and (band[0] < q.shape[2] - 1 or band[1] < k.shape[2] - 1):
+            atten_mask = atten_mask | _outside_band(q.shape[2], k.shape[2], *band, q.device)
         # -inf would turn a fully masked row into nan; the float32 minimum gives it uniform weights.
         scores = torch.where(atten_mask, torch.finfo(torch.float32).min, scores)
     return scores
@@ -91,11 +100,13 @@ def _inputs(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, head_nu
 
 def forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, head_num: int, input_layout: str,
             pse: torch.Tensor | None, atten_mask: torch.Tensor | None, drop_mask: torch.Tensor | None,
-            scale: float, keep_prob: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(attention_out in input_layout, softmax_max, softmax_sum)."""
+            scale: float, keep_prob: float, band: tuple[int, int] | None = None
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(attention_out in input_layout, softmax_max, softmax_sum); `band` = (pre_tockens, next_tockens)
+    narrows atten_mask (torch_npu's sparse_mode 0 applies it only with a mask)."""
     q, k, v, group = _inputs(query, key, value, head_num, input_layout)
     k, v = _repeat_heads(k, group), _repeat_heads(v, group)
-    scores = _scores(q, k, pse, atten_mask, scale)
+    scores = _scores(q, k, pse, atten_mask, scale, band)
     row_max = scores.amax(-1, keepdim=True)
     exp = torch.exp(scores - row_max)
     row_sum = exp.sum(-1, keepdim=True)
@@ -110,12 +121,12 @@ def forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, head_nu
 def backward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dy: torch.Tensor, head_num: int,
              input_layout: str, pse: torch.Tensor | None, atten_mask: torch.Tensor | None,
              drop_mask: torch.Tensor | None, softmax_max: torch.Tensor, softmax_sum: torch.Tensor,
-             scale: float, keep_prob: float) -> tuple[torch.Tensor, ...]:
+             scale: float, keep_prob: float, band: tuple[int, int] | None = None) -> tuple[torch.Tensor, ...]:
     """(dq, dk, dv[, dpse]) in the inputs' layouts and dtypes; dpse only when pse is given."""
     q, k_small, v_small, group = _inputs(query, key, value, head_num, input_layout)
     k, v = _repeat_heads(k_small, group), _repeat_heads(v_small, group)
     grad_out = to_bnsd(dy, q.shape[-1], input_layout).to(torch.float32)
-    scores = _scores(q, k, pse, atten_mask, scale)
+    scores = _scores(q, k, pse, atten_mask, scale, band)
     probs = torch.exp(scores - softmax_max[..., :1]) / softmax_sum[..., :1]
     kept = probs
     if drop_mask is not None:
@@ -145,20 +156,21 @@ def _keep(drop_uniform: torch.Tensor | None, keep_prob: torch.Tensor | float) ->
 def npu_fusion_attention_forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                                  pse: torch.Tensor | None, atten_mask: torch.Tensor | None,
                                  drop_uniform: torch.Tensor | None, head_num: int, input_layout: str,
-                                 scale: torch.Tensor | float, keep_prob: torch.Tensor | float
-                                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                                 pre_tockens: int, next_tockens: int, scale: torch.Tensor | float,
+                                 keep_prob: torch.Tensor | float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return forward(query, key, value, head_num, input_layout, pse, atten_mask, _keep(drop_uniform, keep_prob),
-                   scale, keep_prob)
+                   scale, keep_prob, (pre_tockens, next_tockens))
 
 
 def npu_fusion_attention_backward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dy: torch.Tensor,
                                   pse: torch.Tensor | None, atten_mask: torch.Tensor | None,
                                   drop_uniform: torch.Tensor | None, softmax_max: torch.Tensor,
-                                  softmax_sum: torch.Tensor, head_num: int, input_layout: str,
-                                  scale: torch.Tensor | float, keep_prob: torch.Tensor | float
+                                  softmax_sum: torch.Tensor, head_num: int, input_layout: str, pre_tockens: int,
+                                  next_tockens: int, scale: torch.Tensor | float, keep_prob: torch.Tensor | float
                                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     grads = backward(query, key, value, dy, head_num, input_layout, pse, atten_mask,
-                     _keep(drop_uniform, keep_prob), softmax_max, softmax_sum, scale, keep_prob)
+                     _keep(drop_uniform, keep_prob), softmax_max, softmax_sum, scale, keep_prob,
+                     (pre_tockens, next_tockens))
     if pse is None:
         # The op always returns four tensors; without pse the fourth is a 1-element placeholder.
         grads = (*grads, torch.zeros(1, dtype=query.dtype, device=query.device))

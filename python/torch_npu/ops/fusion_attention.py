@@ -29,9 +29,10 @@ def npu_fusion_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Te
     out, [S1, S2] or broadcastable 4-d. scale: default 1.0. keep_prob (default 1.0): dropout draws come
     from the NPU generator at the returned ``(seed, offset)``, so the backward reproduces them.
     softmax_max / softmax_sum are float32 [B, N, S1, 8]; softmax_out is empty; numels = B*N*S1*S2.
-    Not supported (ERR01007): padding_mask, sparse_mode != 0, prefix / actual_seq_*, a pre/next_tockens
-    band narrower than the sequences, input_layout TND. gen_mask_parallel and sync are accepted and
-    ignored. Differentiable w.r.t. query, key, value and pse (backward: npu_fusion_attention_grad).
+    pre_tockens / next_tockens (sparse_mode 0, as torch_npu): with an atten_mask, key j is also masked
+    for query i when j - i > next_tockens or i - j > pre_tockens; without one they are ignored.
+    Not supported (ERR01007): padding_mask, sparse_mode != 0, prefix / actual_seq_*, input_layout TND.
+    inner_precise (0 or 1), gen_mask_parallel and sync are accepted and ignored (float32 compute). Differentiable w.r.t. query, key, value and pse (backward: npu_fusion_attention_grad).
     Returns at once (the kernel is queued on the current stream).
     """
     return torch.ops.npu.npu_fusion_attention(query, key, value, head_num, input_layout, pse, padding_mask,

@@ -137,6 +137,19 @@ def test_uint8_two_dim_mask_matches_bool(eager_stats):
     assert_no_fallback()
 
 
+def test_tockens_band_narrows_the_mask():
+    # sparse_mode 0: next_tockens=0 with an all-False mask is causal attention; without a mask the band is ignored.
+    q, k, v, _ = inputs("BNSD")
+    qn, kn, vn = q.npu(), k.npu(), v.npu()
+    no_mask = torch.zeros(S1, S2, dtype=torch.bool)
+    causal = torch_npu.npu_fusion_attention(qn, kn, vn, N, "BNSD", atten_mask=no_mask.npu(), scale=SCALE,
+                                            pre_tockens=S2, next_tockens=0)[0]
+    want = reference(q, k, v, "BNSD", mask=torch.ones(S1, S2, dtype=torch.bool).triu(1))
+    torch.testing.assert_close(causal.cpu(), want, atol=1e-5, rtol=1e-5)
+    ignored = torch_npu.npu_fusion_attention(qn, kn, vn, N, "BNSD", scale=SCALE, next_tockens=0)[0]
+    torch.testing.assert_close(ignored.cpu(), reference(q, k, v, "BNSD"), atol=1e-5, rtol=1e-5)
+
+
 def test_grouped_query_attention(eager_stats):
     q, k, v, dy = inputs("BSND", kv_heads=1)
     result, grads = run_npu(q, k, v, dy, "BSND")
@@ -215,7 +228,7 @@ def test_direct_grad_call_matches_autograd():
     ({"sparse_mode": 2}, "ERR01007"),
     ({"prefix": [4]}, "ERR01007"),
     ({"actual_seq_qlen": [8, 16]}, "ERR01007"),
-    ({"next_tockens": 0}, "ERR01007"),
+    ({"inner_precise": 2}, "ERR01007"),
     ({"keep_prob": 1.5}, "ERR01003"),
     ({"head_num": 3}, "ERR01001"),
     ({"atten_mask": torch.zeros(S1, S1, dtype=torch.bool)}, "ERR01001"),

@@ -97,9 +97,6 @@ void checkOptions(const char* op, const Geometry& g, const at::Tensor& query, co
   notSupported(op, sparseMode != 0, "sparse_mode " + std::to_string(sparseMode) + " (only 0; pass an atten_mask)");
   notSupported(op, prefix.has_value() || seqQ.has_value() || seqKv.has_value(),
                "prefix / actual_seq_qlen / actual_seq_kvlen (variable-length sequences)");
-  // A band narrower than the sequences would need its own mask; one that covers them is a no-op.
-  notSupported(op, (preTokens != kNoBand && preTokens < g.q[2]) || (nextTokens != kNoBand && nextTokens < g.k[2]),
-               "a pre_tockens/next_tockens band narrower than the sequences (pass the band as atten_mask)");
   notSupported(op, innerPrecise != 0 && innerPrecise != 1,
                "inner_precise " + std::to_string(innerPrecise) + " (0 or 1; both compute in float32 here)");
   TORCH_CHECK(keepProb >= 0.0 && keepProb <= 1.0, op, ": keep_prob is ", keepProb, "; expected a value in [0, 1]\n",
@@ -117,6 +114,18 @@ void checkOptions(const char* op, const Geometry& g, const at::Tensor& query, co
                 m.scalar_type(), "; expected bool or uint8 (True / 1 = masked out)\n", opsErr(ErrCode::TYPE));
     checkBroadcast(op, "atten_mask", m, g.scores(), true);
   }
+}
+
+struct Band {
+  int64_t pre = kNoBand, next = kNoBand;
+};
+
+// sparse_mode 0: the pre/next_tockens band narrows atten_mask and is ignored without one. A band
+// covering every (query, key) pair is passed as "no band", so such values share one kernel.
+Band kernelBand(const Geometry& g, const std::optional<at::Tensor>& mask, int64_t preTokens, int64_t nextTokens) {
+  bool covers = preTokens >= g.q[2] - 1 && nextTokens >= g.k[2] - 1;
+  if (!mask.has_value() || !mask->defined() || covers) return {};
+  return {preTokens, nextTokens};
 }
 
 // The simulated device has no uint8 kernels: a uint8 mask is read as int8 (the kernel tests != 0).
@@ -173,6 +182,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t, int64_t, int
   checkOptions(op, g, query, pse, paddingMask, attenMask, keepProb, preTokens, nextTokens, innerPrecise, prefix, seqQ,
                seqKv, sparseMode);
   Dropout drop = drawDropout(g, query, keepProb);
+  Band band = kernelBand(g, attenMask, preTokens, nextTokens);
   std::vector<at::Tensor> r = eager::OpCommand()
                                   .Name("npu::_npu_fusion_attention_forward")
                                   .Input(query)
@@ -183,6 +193,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t, int64_t, int
                                   .Attr("drop_uniform", drop.uniform)
                                   .Attr("head_num", headNum)
                                   .Attr("input_layout", layout)
+                                  .Attr("pre_tockens", band.pre)
+                                  .Attr("next_tockens", band.next)
                                   .Attr("scale", scale)
                                   .Attr("keep_prob", keepProb)
                                   .Run();
@@ -226,6 +238,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGra
                 opsErr(ErrCode::VALUE));
     uniform = dropUniform(g, query, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
   }
+  Band band = kernelBand(g, attenMask, preTokens, nextTokens);
   std::vector<at::Tensor> r = eager::OpCommand()
                                   .Name("npu::_npu_fusion_attention_backward")
                                   .Input(query)
@@ -239,6 +252,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGra
                                   .Attr("softmax_sum", *softmaxSum)
                                   .Attr("head_num", headNum)
                                   .Attr("input_layout", layout)
+                                  .Attr("pre_tockens", band.pre)
+                                  .Attr("next_tockens", band.next)
                                   .Attr("scale", scale)
                                   .Attr("keep_prob", keepProb)
                                   .Run();
