@@ -262,7 +262,11 @@ std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor& input, double
   if (input.numel() == 0 || !train.value_or(true) || p == 0.0) {
     return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
   }
-  std::vector<at::Tensor> results = philoxCommand("npu::_npu_philox_dropout", input, std::nullopt).Attr("p", p).Run();
+  double keep = 1.0 - p;
+  std::vector<at::Tensor> results = philoxCommand("npu::_npu_philox_dropout", input, std::nullopt)
+                                        .Attr("keep", keep)
+                                        .Attr("scale", keep == 0.0 ? 0.0 : 1.0 / keep)
+                                        .Run();
   return {results.at(0), results.at(1)};
 }
 
