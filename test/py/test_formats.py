@@ -81,6 +81,18 @@ def test_round_trip_through_every_format(dtype: torch.dtype) -> None:
         assert torch.equal(t.cpu(), x), fmt
 
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.bool])
+def test_one_byte_types_use_a_32_wide_nz_fractal(dtype: torch.dtype) -> None:
+    x = (torch.randn(5, 40) * 9).to(dtype)
+    t = torch_npu.npu_format_cast(x.npu(), NZ)
+    assert torch.ops.npu.get_npu_storage_sizes(t) == [2, 1, 16, 32]
+    reference = np.zeros((2, 1, 16, 32), dtype=x.numpy().dtype)
+    i, j = np.meshgrid(np.arange(5), np.arange(40), indexing="ij")
+    reference[j // 32, i // 16, i % 16, j % 32] = x.numpy()
+    np.testing.assert_array_equal(physical(t).numpy(), reference)
+    assert torch.equal(t.cpu(), x)
+
+
 def test_nz_of_a_batched_matrix_and_its_storage_sizes() -> None:
     x = torch.randn(2, 5, 37)
     t = torch_npu.npu_format_cast(x.npu(), Format.FRACTAL_NZ)
