@@ -46,6 +46,11 @@ def build_shared_object(llvm_module: ir.Module, so_path: Path, opt_level: int = 
     with tempfile.TemporaryDirectory(dir=so_path.parent) as tmp:
         obj = Path(tmp) / "kernel.o"
         engine.dump_to_object_file(str(obj))
+        if not obj.exists():
+            # The JIT reports codegen failures on stderr only ("Failed to materialize symbols") and
+            # dumps nothing: seen for bf16 pad + transpose kernels.
+            raise SimCompileError("LLVM could not generate machine code for this kernel (its message is on "
+                                  "stderr); the sim target does not support it yet", code="ERR03007")
         staged = Path(tmp) / so_path.name
         result = subprocess.run([_linker(), "-shared", "-o", str(staged), str(obj), "-lm"],
                                 capture_output=True, text=True)
