@@ -216,3 +216,24 @@ def test_bad_arguments_carry_error_codes():
         x.exponential_(-1.0)
     with pytest.raises(RuntimeError, match="ERR00003"):
         x.random_(5, 5)
+
+
+def test_out_variants_and_rrelu_draw_from_the_npu_generator():
+    torch.npu.manual_seed(12)
+    mean = torch.zeros(N, device="npu")
+    expected = torch.normal(mean, 2.0).cpu()
+    torch.npu.manual_seed(12)
+    out = torch.empty(0, device="npu")
+    torch.normal(mean, 2.0, out=out)
+    assert torch.equal(out.cpu(), expected)
+    x = torch.randn(N, device="npu").requires_grad_(True)
+    torch_npu.npu.reset_eager_stats()
+    y = F.rrelu(x, 0.1, 0.3, training=True)
+    y.sum().backward()
+    assert all(row["fallback"] == 0 for row in torch_npu.npu.eager_stats().values())
+    xc, yc, slope = x.detach().cpu(), y.detach().cpu(), x.grad.cpu()
+    negative = xc < 0
+    assert torch.equal(yc[~negative], xc[~negative]) and torch.equal(slope[~negative], torch.ones_like(xc)[~negative])
+    assert slope[negative].min() >= 0.1 and slope[negative].max() < 0.3 and slope[negative].unique().numel() > 100
+    torch.testing.assert_close(yc[negative], xc[negative] * slope[negative])
+    torch.testing.assert_close(F.rrelu(x, 0.1, 0.3).detach().cpu(), F.leaky_relu(xc, 0.2))

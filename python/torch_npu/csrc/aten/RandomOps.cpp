@@ -10,11 +10,14 @@
 #include <ATen/ops/argsort.h>
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/empty.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/leaky_relu.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/searchsorted.h>
 #include <ATen/ops/topk.h>
+#include <ATen/ops/where.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -110,6 +113,27 @@ at::Tensor normalFloatTensor(double mean, const at::Tensor& std, std::optional<a
 at::Tensor normalTensorTensor(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen) {
   at::Tensor like = at::empty(at::infer_size(mean.sizes(), std.sizes()), mean.options());
   return normalTensors(like, mean, std, gen);
+}
+
+// out= forms: the draw, then resized into `out` as out= ops do.
+at::Tensor& intoOut(const at::Tensor& result, at::Tensor& out) {
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+
+at::Tensor& normalTensorFloatOut(const at::Tensor& mean, double std, std::optional<at::Generator> gen,
+                                 at::Tensor& out) {
+  return intoOut(normalTensorFloat(mean, std, gen), out);
+}
+
+at::Tensor& normalFloatTensorOut(double mean, const at::Tensor& std, std::optional<at::Generator> gen,
+                                 at::Tensor& out) {
+  return intoOut(normalFloatTensor(mean, std, gen), out);
+}
+
+at::Tensor& normalTensorTensorOut(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen,
+                                  at::Tensor& out) {
+  return intoOut(normalTensorTensor(mean, std, gen), out);
 }
 
 at::Tensor& bernoulliFloat(at::Tensor& self, double p, std::optional<at::Generator> gen) {
@@ -255,6 +279,22 @@ at::Tensor multinomial(const at::Tensor& self, int64_t samples, bool replacement
   return self.dim() == 1 ? out.squeeze(0) : out;
 }
 
+// Randomized leaky ReLU: in training each negative element gets its own slope drawn from
+// U(lower, upper) (kept in `noise` for the backward); in eval the mean slope.
+at::Tensor rreluWithNoise(const at::Tensor& self, at::Tensor& noise, const at::Scalar& lower, const at::Scalar& upper,
+                          bool training, std::optional<at::Generator> gen) {
+  double low = lower.toDouble(), high = upper.toDouble();
+  TORCH_CHECK(low <= high, "rrelu expects lower <= upper, got lower=", low, ", upper=", high, "\n",
+              ptaErr(ErrCode::VALUE));
+  if (!training) return at::leaky_relu(self, (low + high) / 2);
+  checkNpu(noise);
+  at::Tensor slopes = at::empty_like(self, at::MemoryFormat::Contiguous);
+  uniform(slopes, low, high, gen);
+  at::Tensor chosen = at::where(self.ge(0), at::ones_like(slopes), slopes);
+  intoOut(chosen, noise);
+  return self.mul(chosen);
+}
+
 // Training dropout: mask and scaled output from one compiled kernel.
 std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor& input, double p, std::optional<bool> train) {
   TORCH_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got ", p, "\n",
@@ -285,6 +325,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("normal.Tensor_float", TORCH_FN(normalTensorFloat));
   m.impl("normal.float_Tensor", TORCH_FN(normalFloatTensor));
   m.impl("normal.Tensor_Tensor", TORCH_FN(normalTensorTensor));
+  m.impl("normal.Tensor_float_out", TORCH_FN(normalTensorFloatOut));
+  m.impl("normal.float_Tensor_out", TORCH_FN(normalFloatTensorOut));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(normalTensorTensorOut));
+  m.impl("rrelu_with_noise", TORCH_FN(rreluWithNoise));
   m.impl("multinomial", TORCH_FN(multinomial));
   m.impl("randperm.generator_out", TORCH_FN(randpermOut));
   m.impl("native_dropout", TORCH_FN(nativeDropout));
