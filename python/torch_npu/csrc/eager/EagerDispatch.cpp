@@ -25,7 +25,7 @@ constexpr c10::DispatchKeySet kNpuKeys{c10::DispatchKey::PrivateUse1};
 const std::string& nonCompilableArgument() {
   static const std::string reason =
       "an argument no kernel takes: a CPU tensor with more than one element, a conjugate/negative view, a "
-      "sparse tensor, a complex scalar or a generator";
+      "sparse tensor, a partial view of an internal-format tensor, a complex scalar or a generator";
   return reason;
 }
 
