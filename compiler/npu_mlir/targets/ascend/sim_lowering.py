@@ -4,7 +4,8 @@ Stages, in order, each a function over one module in the sim context:
 1. prepare: inline the user function into the ABI entry, fuse elementwise chains, generalize named
    ops (matmul, conv, fill) so one tiling rule sees every op's loop nest, and give keepdim
    reductions plain output maps (sim_normalize) so the block split can slice them, and clone shared
-   boolean ops into each consumer (sim_predicates) so no i1 tensor is ever stored.
+   boolean ops into each consumer (sim_predicates) so no i1 tensor is ever stored; costly elementwise
+   ops feeding a contraction that would recompute them are fenced off from fusion (sim_fusion_fence).
 2. schedule (sim_schedule): block split, UB tiles, vectorization - on tensors, where fusion works.
 3. bufferize (each tensor.empty use made distinct first, so no intermediate can share the output
    buffer): outputs become caller-provided buffers (`buffer-results-to-out-params` hoists each
@@ -26,6 +27,7 @@ from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.ascend import sim_schedule
+from npu_mlir.targets.ascend.sim_fusion_fence import fence_recomputed_producers, remove_fences
 from npu_mlir.targets.ascend.sim_normalize import drop_constant_output_dims
 from npu_mlir.targets.ascend.sim_predicates import duplicate_shared_predicates
 
@@ -61,10 +63,12 @@ def body_function(module: ir.Module, symbol: str) -> ir.Operation:
 
 
 def prepare(module: ir.Module) -> None:
+    fence_recomputed_producers(module)
     run(module, PREPARE)
     drop_constant_output_dims(module)
     duplicate_shared_predicates(module)
     run(module, "builtin.module(canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse)")
+    remove_fences(module)
 
 
 def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
