@@ -237,3 +237,9 @@ def test_out_variants_and_rrelu_draw_from_the_npu_generator():
     assert slope[negative].min() >= 0.1 and slope[negative].max() < 0.3 and slope[negative].unique().numel() > 100
     torch.testing.assert_close(yc[negative], xc[negative] * slope[negative])
     torch.testing.assert_close(F.rrelu(x, 0.1, 0.3).detach().cpu(), F.leaky_relu(xc, 0.2))
+
+
+def test_multinomial_without_replacement_needs_enough_nonzero_categories():
+    torch.multinomial(torch.tensor([0.0, 1.0, 0.0], device="npu"), 2)
+    with pytest.raises(RuntimeError, match="ERR00003"):
+        torch.npu.synchronize()  # found by the stream task: raised at the next synchronizing call

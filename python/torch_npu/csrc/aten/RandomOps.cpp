@@ -261,6 +261,8 @@ at::Tensor multinomial(const at::Tensor& self, int64_t samples, bool replacement
   // p / Exp(1) keys (exponential races), one uniform per category.
   at::Tensor u = at::empty({rows.size(0), replacement ? samples : categories}, self.options().dtype(at::kFloat));
   uniform(u, 0.0, 1.0, gen);
+  // Errors found here (the probabilities are only readable once the stream reaches this task) are
+  // raised by the next synchronizing call, as a kernel error would be.
   onStream({rows, u, out}, [replacement, samples](std::vector<at::Tensor>& a) {
     at::Tensor p = a[0].to(at::kDouble);
     TORCH_CHECK(p.ge(0).all().item<bool>() && p.isfinite().all().item<bool>() && p.sum(-1).gt(0).all().item<bool>(),
@@ -272,6 +274,9 @@ at::Tensor multinomial(const at::Tensor& self, int64_t samples, bool replacement
       at::Tensor picks = at::searchsorted(cdf, a[1].to(at::kDouble), /*out_int32=*/false, /*right=*/true);
       a[2].copy_(picks.clamp_max(cdf.size(-1) - 1));
     } else {
+      TORCH_CHECK(p.gt(0).sum(-1).ge(samples).all().item<bool>(), "multinomial without replacement needs at least ",
+                  samples, " categories with non-zero probability in every row: pass replacement=True or fewer "
+                  "samples\n", ptaErr(ErrCode::VALUE));
       at::Tensor keys = p.div(a[1].to(at::kDouble).neg().add_(1.0).log_().neg_());
       a[2].copy_(std::get<1>(at::topk(keys, samples, -1)));
     }
