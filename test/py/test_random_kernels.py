@@ -243,3 +243,11 @@ def test_multinomial_without_replacement_needs_enough_nonzero_categories():
     torch.multinomial(torch.tensor([0.0, 1.0, 0.0], device="npu"), 2)
     with pytest.raises(RuntimeError, match="ERR00003"):
         torch.npu.synchronize()  # found by the stream task: raised at the next synchronizing call
+
+
+def test_philox_ops_called_directly_are_compiled():
+    x = torch.empty(N, device="npu")
+    torch_npu.npu.reset_eager_stats()
+    direct = torch.ops.npu._npu_philox_uniform(x, 1234, 8, 0.0, 1.0).cpu()
+    assert philox_stats()["npu::_npu_philox_uniform"]["fallback"] == 0
+    assert torch.equal(direct, torch.rand(N, device="npu", generator=npu_generator(1234, 8)).cpu())
