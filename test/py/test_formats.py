@@ -93,6 +93,20 @@ def test_one_byte_types_use_a_32_wide_nz_fractal(dtype: torch.dtype) -> None:
     assert torch.equal(t.cpu(), x)
 
 
+def test_bf16_nz_cast_runs_compiled() -> None:
+    x = torch.randn(5, 40).to(torch.bfloat16)
+    torch.npu.reset_eager_stats()
+    t = torch_npu.npu_format_cast(x.npu(), NZ)
+    stats = _calls("npu::_npu_format_to_physical")
+    assert stats["compiled"] == 1 and stats["fallback"] == 0
+    # numpy has no bfloat16: compare the bit patterns.
+    np.testing.assert_array_equal(physical(t).view(torch.int16).numpy(), nz_reference(x.view(torch.int16).numpy()))
+    torch.npu.reset_eager_stats()
+    assert torch.equal(t.cpu(), x)
+    stats = _calls("npu::_npu_format_to_base")
+    assert stats["compiled"] == 1 and stats["fallback"] == 0
+
+
 def test_nz_of_a_batched_matrix_and_its_storage_sizes() -> None:
     x = torch.randn(2, 5, 37)
     t = torch_npu.npu_format_cast(x.npu(), Format.FRACTAL_NZ)

@@ -16,7 +16,8 @@ Stages, in order, each a function over one module in the sim context:
 5. to LLVM. Ordering constraints: polynomial math before any math lowering; f16/bf16 arithmetic is
    widened to f32 (LLVM has no native x86 arithmetic for them); math-to-llvm before vector-to-llvm;
    expand-strided-metadata before lower-affine; convert-ub-to-llvm because vectorization leaves
-   ub.poison behind.
+   ub.poison behind. Then bf16 data moves as i16 (sim_bf16_storage): x86 cannot keep a bf16 value
+   in a register across blocks without a compiler-rt call the JIT cannot resolve.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.ascend import sim_schedule
+from npu_mlir.targets.ascend.sim_bf16_storage import store_bf16_as_i16
 from npu_mlir.targets.ascend.sim_fusion_fence import fence_recomputed_producers, remove_fences
 from npu_mlir.targets.ascend.sim_normalize import drop_constant_output_dims
 from npu_mlir.targets.ascend.sim_predicates import duplicate_shared_predicates
@@ -127,3 +129,4 @@ def lower(module: ir.Module) -> None:
     run(module, TO_LOOPS)
     approximate_math(module)
     run(module, TO_LLVM)
+    store_bf16_as_i16(module)
