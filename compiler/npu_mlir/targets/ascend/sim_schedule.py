@@ -6,8 +6,9 @@ Two levels, as on the chip:
   is then pinned to a single iteration at `block_idx`, so each block computes its own slice of the
   output. Producers that cannot be sliced are recomputed whole by every block into block-private
   buffers - slower, never wrong. The split is skipped (block_dim 1) whenever a block could write
-  outside its slice: several results, a result that is not produced by a structured op, or an output
-  initialised by a non-fusable op.
+  outside its slice: a result that is not produced by a structured op or is computed from another
+  result, results that share no parallel dim, or an output initialised by a non-fusable op. Several
+  results are tiled alike along a dim they share, and their slice loops fused into one.
 - UB tiles: every structured op is tiled so its innermost loops fit a few vector registers, then
   vectorized. Tile sizes always divide the static loop range: a remainder would stay scalar.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from torch_mlir import ir
 from torch_mlir.dialects import arith
 from torch_mlir.dialects.transform import interpreter
+from torch_mlir.passmanager import PassManager
 
 BLOCK_LOOP_ATTR = "npu.block_loop"
 ROOT_ATTR = "npu.root"
@@ -108,14 +110,34 @@ def _structured_ops(func: ir.Operation) -> list[ir.Operation]:
     return found
 
 
-def _returned_producer(func: ir.Operation) -> ir.Operation | None:
+def _returned_producers(func: ir.Operation) -> list[ir.Operation] | None:
+    """One single-result linalg.generic per returned value, none feeding another; else None."""
     ret = func.regions[0].blocks[0].operations[len(func.regions[0].blocks[0].operations) - 1]
-    if len(ret.operands) != 1:
+    roots = [_defining_op(v) for v in ret.operands]
+    if not roots or any(op is None or op.name != "linalg.generic" or len(op.results) != 1 for op in roots):
         return None
-    op = _defining_op(ret.operands[0])
-    if op is None or op.name != "linalg.generic" or len(op.results) != 1:
-        return None
-    return op
+    for n, root in enumerate(roots):
+        others = roots[:n] + roots[n + 1:]
+        # A root computed from another would be recomputed inside the other's slice loop - and a
+        # loop reading a sibling's result cannot be fused with it.
+        if any(other == root for other in others) or any(_feeds(other, root) for other in others):
+            return None
+    return roots
+
+
+def _feeds(producer: ir.Operation, consumer: ir.Operation) -> bool:
+    seen, stack = [], [consumer]
+    while stack:
+        op = stack.pop()
+        for operand in op.operands:
+            owner = _defining_op(operand)
+            if owner is None or any(owner == s for s in seen):
+                continue
+            if owner == producer:
+                return True
+            seen.append(owner)
+            stack.append(owner)
+    return False
 
 
 def _defining_op(value: ir.Value) -> ir.Operation | None:
@@ -123,33 +145,87 @@ def _defining_op(value: ir.Value) -> ir.Operation | None:
     return None if isinstance(owner, ir.Block) else owner.operation
 
 
+def _output_map(op: ir.Operation) -> ir.AffineMap:
+    return ir.AffineMapAttr(list(ir.ArrayAttr(op.attributes["indexing_maps"]))[-1]).value
+
+
+def _split_dims(roots: list[ir.Operation], requested: int) -> tuple[list[int], int, int]:
+    """(loop dim of each root, block count, chunk) for the best result dim every root tiles alike.
+
+    A result dim qualifies when it has the same size in every result and each root's output map
+    reads it straight off a parallel loop: then slice b of that dim is block b's share of every result.
+    """
+    best: tuple[list[int], int, int] = ([], 1, 0)
+    shapes = [ir.ShapedType(root.results[0].type).shape for root in roots]
+    first_map = _output_map(roots[0])
+    # Ties go to the outermost loop of the first root.
+    loop_order = lambda r: (first_map.results[r].position if isinstance(first_map.results[r], ir.AffineDimExpr)
+                            else len(first_map.results))
+    for r in sorted(range(min(len(shape) for shape in shapes)), key=loop_order):
+        size = shapes[0][r]
+        if size <= 1 or any(shape[r] != size for shape in shapes):
+            continue
+        dims = []
+        for root in roots:
+            expr = _output_map(root).results[r]
+            iterators = [str(a) for a in ir.ArrayAttr(root.attributes["iterator_types"])]
+            if not isinstance(expr, ir.AffineDimExpr) or "parallel" not in iterators[expr.position]:
+                break
+            dims.append(expr.position)
+        blocks = largest_divisor(size, requested)
+        if len(dims) == len(roots) and blocks > best[1]:
+            best = (dims, blocks, size // blocks)
+    return best
+
+
 def split_over_blocks(module: ir.Module, func: ir.Operation, requested: int) -> int:
-    """Tile the result's producer into block slices; returns the block_dim actually used."""
-    root = _returned_producer(func)
-    nest = loop_nest(root) if root is not None else None
-    if requested <= 1 or nest is None:
+    """Tile the results' producers into block slices; returns the block_dim actually used.
+
+    Each root is tiled and fused on its own, then the per-root slice loops (same bounds) are fused
+    into one and CSE merges the producer slices they both recomputed.
+    """
+    roots = _returned_producers(func)
+    if requested <= 1 or roots is None:
         return 1
-    best_dim, best_blocks = -1, 1
-    for dim, (size, par) in enumerate(zip(nest.ranges, nest.parallel)):
-        if par and size > 1:
-            blocks = largest_divisor(size, requested)
-            if blocks > best_blocks:
-                best_dim, best_blocks = dim, blocks
-    if best_blocks <= 1:
+    dims, blocks, chunk = _split_dims(roots, requested)
+    if blocks <= 1:
         return 1
-    sizes = [0] * len(nest.ranges)
-    sizes[best_dim] = nest.ranges[best_dim] // best_blocks
-    root.attributes[ROOT_ATTR] = ir.UnitAttr.get()
-    run_transform(module, (
-        f"%op = transform.structured.match attributes{{{ROOT_ATTR}}} in %root : (!transform.any_op) -> !transform.any_op\n"
-        f"%tiled, %loop = transform.structured.fuse %op tile_sizes {sizes} {{apply_cleanup}} "
-        ": (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
-        f"transform.annotate %loop \"{BLOCK_LOOP_ATTR}\" : !transform.any_op"))
+    # Fusing siblings needs the target loop's operands to dominate the source loop: fuse in block order.
+    body = list(func.regions[0].blocks[0].operations)
+    position = lambda op: next(i for i, o in enumerate(body) if o.operation == op)
+    roots, dims = zip(*sorted(zip(roots, dims), key=lambda pair: position(pair[0])))
+    commands = []
+    for n, (root, dim) in enumerate(zip(roots, dims)):
+        root.attributes[ROOT_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
+        sizes = [0] * len(loop_nest(root).ranges)
+        sizes[dim] = chunk
+        commands.append(
+            f"%op{n} = transform.structured.match attributes{{{ROOT_ATTR} = {n} : i64}} in %root "
+            ": (!transform.any_op) -> !transform.any_op\n"
+            f"%tiled{n}, %loop{n} = transform.structured.fuse %op{n} tile_sizes {sizes} {{apply_cleanup}} "
+            ": (!transform.any_op) -> (!transform.any_op, !transform.any_op)")
+    if len(roots) > 1:
+        # Sibling fusion compares loop bounds as values: each tiling made its own constants.
+        commands.append('%funcs = transform.structured.match ops{["func.func"]} in %root '
+                        ": (!transform.any_op) -> !transform.any_op\n"
+                        "transform.apply_cse to %funcs : !transform.any_op")
+    fused = "%loop0"
+    for n in range(1, len(roots)):
+        commands.append(f"%fused{n} = transform.loop.fuse_sibling {fused} into %loop{n} "
+                        ": (!transform.any_op, !transform.any_op) -> !transform.any_op")
+        fused = f"%fused{n}"
+    commands.append(f"transform.annotate {fused} \"{BLOCK_LOOP_ATTR}\" : !transform.any_op")
+    try:
+        run_transform(module, "\n".join(commands))
+    except (ir.MLIRError, ValueError):
+        return 0  # caller rebuilds the function and compiles it unsplit
+    if len(roots) > 1:
+        PassManager.parse("builtin.module(cse, canonicalize)").run(module.operation)
     loop = _find_attr(func, BLOCK_LOOP_ATTR)
     if loop is None or not _initialised_by_empty(loop):
-        return 0  # caller rebuilds the function and compiles it unsplit
-    _pin_to_block(loop, func, sizes[best_dim])
-    return best_blocks
+        return 0
+    _pin_to_block(loop, func, chunk)
+    return blocks
 
 
 def _find_attr(func: ir.Operation, name: str) -> ir.Operation | None:
@@ -165,9 +241,9 @@ def _find_attr(func: ir.Operation, name: str) -> ir.Operation | None:
 
 
 def _initialised_by_empty(loop: ir.Operation) -> bool:
-    # Operand 3 is the loop-carried output; anything but tensor.empty would be written whole by each block.
-    init = _defining_op(loop.operands[3])
-    return init is not None and init.name == "tensor.empty"
+    # Operands 3.. are the loop-carried outputs; anything but tensor.empty would be written whole by each block.
+    inits = [_defining_op(v) for v in list(loop.operands)[3:]]
+    return bool(inits) and all(init is not None and init.name == "tensor.empty" for init in inits)
 
 
 def _pin_to_block(loop: ir.Operation, func: ir.Operation, chunk: int) -> None:
