@@ -204,7 +204,9 @@ def test_host_and_device_copies_go_through_the_base_format() -> None:
     b.copy_(a)  # between two internal formats
     np.testing.assert_array_equal(physical(b).numpy(), fractal_z_reference(w.numpy()))
     assert t.clone().cpu().equal(y) and t.float().cpu().equal(y) and t.half().cpu().equal(y.half())
-    assert torch.equal(t.sum().cpu(), y.sum()) or torch.allclose(t.sum().cpu(), y.sum())
+    # The same 185 terms summed in another order: within float32's worst-case rounding bound.
+    bound = y.numel() * torch.finfo(torch.float32).eps * y.abs().sum().item()
+    torch.testing.assert_close(t.sum().cpu(), y.sum(), atol=bound, rtol=0)
     assert t[0, 0].item() == y[0, 0].item()
 
 
