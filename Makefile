@@ -30,7 +30,7 @@ test-lit: build
 	lit -sv test/lit
 
 test-py: build
-	$(PY) -m pytest -q test/py --timeout=600
+	$(PY) -m pytest -q test/py --timeout=600 --durations=12
 
 test: test-runtime test-lit test-py
 
