@@ -159,9 +159,7 @@ PASSING = {
     "nn.functional.elu": ('float16', 'bfloat16'),
     "nn.functional.embedding": ('float16', 'bfloat16'),
     "nn.functional.gaussian_nll_loss": (),
-    # bfloat16 compiled in isolation but fell back once in a full run (the compiler's reason is not
-    # surfaced yet): listed only where it passes every time.
-    "nn.functional.glu": ('float16',),
+    "nn.functional.glu": ('float16', 'bfloat16'),
     "nn.functional.hardsigmoid": ('float16', 'bfloat16'),
     "nn.functional.hardswish": ('float16', 'bfloat16'),
     "nn.functional.hardtanh": ('float16', 'bfloat16'),
