@@ -30,6 +30,8 @@ Adding a custom op `npu_foo` takes three pieces:
        OpCommand().Name("npu::npu_foo").Input(self).Attr("scale", scale).Attr("dim", dim).Run();
        TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) { m.impl("npu_foo", &npuFoo); }
    torch_npu.npu.eager_stats() then counts its calls under "npu::npu_foo".
+   An internal op (leading underscore, e.g. npu::_npu_philox_uniform: the kernel a checked public
+   op runs) needs no C++ file: the generator registers the compiled kernel for it.
 
 Autograd: a backward that is itself a custom op (or compiled aten ops), never the CPU fallback,
 registered either in C++ for the Autograd alias key (a torch::autograd::Function, as NormOps.cpp

@@ -64,7 +64,17 @@ def test_generator_defines_custom_schemas_in_the_npu_library():
     assert ("TORCH_LIBRARY(npu, m) {\n  m.def(\"npu_foo(Tensor self, str mode='a') -> (Tensor, Tensor)\");\n"
             "  m.def(\"npu_foo.bar(Tensor self) -> Tensor\");\n}") in text
     assert 'm.impl("relu"' in text
+    assert "TORCH_LIBRARY_IMPL(npu" not in text  # public ops have hand-written kernels
     assert "TORCH_LIBRARY(npu" not in gen.render(gen.parse("supported:\n  - relu\ncustom:\n"))
+
+
+def test_generator_gives_internal_custom_ops_the_compiled_kernel():
+    gen = _generator()
+    text = gen.render(gen.parse("custom:\n  - npu_foo(Tensor self) -> Tensor\n"
+                                "  - _npu_foo_kernel.out2(Tensor self) -> (Tensor, Tensor)\n"))
+    impls = text.split("TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {\n")[1].split("}")[0]
+    assert impls.strip() == ('m.impl("_npu_foo_kernel.out2", '
+                             'torch::CppFunction::makeFromBoxedFunction<&torch_npu::eager::compiledKernel>());')
 
 
 @pytest.mark.parametrize("entries, message", [

@@ -15,7 +15,6 @@
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
 #include "torch_npu/csrc/core/NpuGenerator.h"
-#include "torch_npu/csrc/eager/EagerDispatch.h"
 #include "torch_npu/csrc/eager/OpCommand.h"
 
 namespace torch_npu::native {
@@ -262,9 +261,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGra
 }
 
 TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {
-  // The compiled kernels themselves, callable directly (unchecked, as any torch.ops.npu._ op).
-  m.impl("_npu_fusion_attention_forward", torch::CppFunction::makeFromBoxedFunction<&eager::compiledKernel>());
-  m.impl("_npu_fusion_attention_backward", torch::CppFunction::makeFromBoxedFunction<&eager::compiledKernel>());
   m.impl("npu_fusion_attention", &npuFusionAttention);
   m.impl("npu_fusion_attention_grad", &npuFusionAttentionGrad);
 }

@@ -29,7 +29,6 @@
 #include "torch_npu/csrc/aten/CpuAlias.h"
 #include "torch_npu/csrc/core/NpuGenerator.h"
 #include "torch_npu/csrc/core/NpuStream.h"
-#include "torch_npu/csrc/eager/EagerDispatch.h"
 #include "torch_npu/csrc/eager/OpCommand.h"
 
 namespace torch_npu {
@@ -338,17 +337,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("multinomial", TORCH_FN(multinomial));
   m.impl("randperm.generator_out", TORCH_FN(randpermOut));
   m.impl("native_dropout", TORCH_FN(nativeDropout));
-}
-
-// Called directly (torch.ops.npu._npu_philox_uniform(x, seed, offset, 0.0, 1.0)), the Philox ops take the
-// same compiled path OpCommand does, instead of the CPU reference.
-TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {
-  for (const char* op : {"_npu_philox_uniform", "_npu_philox_normal", "_npu_philox_normal.Tensor",
-                         "_npu_philox_log_normal", "_npu_philox_bernoulli", "_npu_philox_bernoulli.Tensor",
-                         "_npu_philox_random", "_npu_philox_exponential", "_npu_philox_geometric",
-                         "_npu_philox_cauchy", "_npu_philox_dropout"}) {
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&eager::compiledKernel>());
-  }
 }
 
 }  // namespace

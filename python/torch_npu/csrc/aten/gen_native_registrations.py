@@ -12,9 +12,11 @@ build needs no YAML package.
 Entries under `custom:` are full schemas of torch_npu's own ops, e.g.
     - npu_swiglu(Tensor self, int dim=-1) -> Tensor
 They are defined in the `npu` namespace (TORCH_LIBRARY(npu, m)), so `torch.ops.npu.npu_swiglu`
-exists once torch_npu._C is loaded, as in torch_npu. Their PrivateUse1 kernels are hand-written
-(csrc/aten/*Ops.cpp: argument checks, then OpCommand); how they compile is described in
-python/torch_npu/eager/custom_ops.py.
+exists once torch_npu._C is loaded, as in torch_npu. A public op's PrivateUse1 kernel is
+hand-written (csrc/aten/*Ops.cpp: argument checks, then OpCommand). An internal op (a name with a
+leading underscore, e.g. _npu_philox_uniform) is the compiled kernel such a wrapper runs: it gets
+compiledKernel here, so calling it directly takes the same compiled path. How custom ops compile is
+described in python/torch_npu/eager/custom_ops.py.
 """
 
 from __future__ import annotations
@@ -72,7 +74,16 @@ def _custom_definitions(schemas: list[str]) -> str:
     if not schemas:
         return ""
     lines = [f'  m.def("{schema}");' for schema in schemas]
-    return "TORCH_LIBRARY(npu, m) {\n" + "\n".join(lines) + "\n}\n\n"
+    internal = [name for name in names if name.startswith("_")]
+    text = "TORCH_LIBRARY(npu, m) {\n" + "\n".join(lines) + "\n}\n\n"
+    if internal:
+        impls = "\n".join(_compiled(name) for name in internal)
+        text += "TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {\n" + impls + "\n}\n\n"
+    return text
+
+
+def _compiled(op: str) -> str:
+    return f'  m.impl("{op}", torch::CppFunction::makeFromBoxedFunction<&torch_npu::eager::compiledKernel>());'
 
 
 def render(sections: dict[str, list[str]]) -> str:
@@ -84,8 +95,7 @@ def render(sections: dict[str, list[str]]) -> str:
     every = ops + views
     if len(set(every)) != len(every):
         raise SystemExit(f"duplicate ops: {sorted({op for op in every if every.count(op) > 1})}")
-    lines = [f'  m.impl("{op}", torch::CppFunction::makeFromBoxedFunction<&torch_npu::eager::compiledKernel>());'
-             for op in ops]
+    lines = [_compiled(op) for op in ops]
     lines += [f'  m.impl("{op}", torch::CppFunction::makeFromBoxedFunction<&torch_npu::eager::viewKernel>());'
               for op in views]
     aten = "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n" + "\n".join(lines) + "\n}\n"
