@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "error.h"
+#include "profiling_hooks.h"
 #include "stream.h"
 
 namespace npurt {
@@ -76,7 +77,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     }
     state->completedCv.notify_all();
     return ACL_SUCCESS;
-  });
+  }, npurt::TaskInfo{NPURT_TASK_EVENT_RECORD});
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
@@ -93,7 +94,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     std::unique_lock<std::mutex> lock(state->mutex);
     state->completedCv.wait(lock, [&] { return state->completed >= target; });
     return ACL_SUCCESS;
-  });
+  }, npurt::TaskInfo{NPURT_TASK_EVENT_WAIT});
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, int32_t* complete) {

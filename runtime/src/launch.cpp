@@ -6,6 +6,7 @@
 #include "core_pool.h"
 #include "error.h"
 #include "memory.h"
+#include "profiling_hooks.h"
 #include "stream.h"
 
 namespace npurt {
@@ -81,10 +82,14 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
                           aclrtStream stream) {
   if (aclError rc = npurt::checkCopy(dst, destMax, src, count, kind, "aclrtMemcpyAsync")) return rc;
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtMemcpyAsync")) return rc;
-  return npurt::enqueue(stream, [dst, src, count] {
-    if (count > 0) std::memmove(dst, src, count);
-    return ACL_SUCCESS;
-  });
+  npurt::TaskInfo info{NPURT_TASK_MEMCPY, nullptr, count, kind};
+  return npurt::enqueue(
+      stream,
+      [dst, src, count] {
+        if (count > 0) std::memmove(dst, src, count);
+        return ACL_SUCCESS;
+      },
+      info);
 }
 
 aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
@@ -98,10 +103,14 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
     if (rc != ACL_SUCCESS) return rc;
   }
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtMemsetAsync")) return rc;
-  return npurt::enqueue(stream, [devPtr, value, count] {
-    if (count > 0) std::memset(devPtr, value, count);
-    return ACL_SUCCESS;
-  });
+  npurt::TaskInfo info{NPURT_TASK_MEMSET, nullptr, count};
+  return npurt::enqueue(
+      stream,
+      [devPtr, value, count] {
+        if (count > 0) std::memset(devPtr, value, count);
+        return ACL_SUCCESS;
+      },
+      info);
 }
 
 aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void* args, size_t argsSize,
@@ -119,26 +128,33 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
   const uint8_t* bytes = static_cast<const uint8_t*>(args);
   std::vector<uint8_t> packed(bytes, bytes + argsSize);
   std::string label = name != nullptr ? name : "<unnamed>";
-  return npurt::enqueue(stream, [kernel, blockDim, packed = std::move(packed), label = std::move(label)] {
-    const void* data = packed.empty() ? nullptr : packed.data();
-    npurt::BlockFailure failure =
-        npurt::runBlocks(blockDim, [&](uint32_t idx) { return kernel(data, idx, blockDim); });
-    if (failure.code == 0) return ACL_SUCCESS;
-    return fail(ACL_ERROR_RT_AICORE_EXCEPTION, "kernel '" + label + "' failed in block " +
-                                                   std::to_string(failure.blockIdx) + " of " +
-                                                   std::to_string(blockDim) + " with code " +
-                                                   std::to_string(failure.code));
-  });
+  npurt::TaskInfo info{NPURT_TASK_KERNEL, label.c_str(), 0, -1, blockDim};
+  return npurt::enqueue(
+      stream,
+      [kernel, blockDim, packed = std::move(packed), label] {
+        const void* data = packed.empty() ? nullptr : packed.data();
+        npurt::BlockFailure failure =
+            npurt::runBlocks(blockDim, [&](uint32_t idx) { return kernel(data, idx, blockDim); });
+        if (failure.code == 0) return ACL_SUCCESS;
+        return fail(ACL_ERROR_RT_AICORE_EXCEPTION, "kernel '" + label + "' failed in block " +
+                                                       std::to_string(failure.blockIdx) + " of " +
+                                                       std::to_string(blockDim) + " with code " +
+                                                       std::to_string(failure.code));
+      },
+      info);
 }
 
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* userData) {
   if (fn == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchHostFunc: fn is null");
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtLaunchHostFunc")) return rc;
-  return npurt::enqueue(stream, [fn, userData] {
-    int32_t rc = fn(userData);
-    if (rc == 0) return ACL_SUCCESS;
-    return fail(ACL_ERROR_RT_INTERNAL_ERROR, "host function on the stream failed with code " + std::to_string(rc));
-  });
+  return npurt::enqueue(
+      stream,
+      [fn, userData] {
+        int32_t rc = fn(userData);
+        if (rc == 0) return ACL_SUCCESS;
+        return fail(ACL_ERROR_RT_INTERNAL_ERROR, "host function on the stream failed with code " + std::to_string(rc));
+      },
+      npurt::TaskInfo{NPURT_TASK_HOST_FUNC});
 }
 
 }  // extern "C"

@@ -7,6 +7,7 @@
 
 #include "device.h"
 #include "error.h"
+#include "profiling_hooks.h"
 
 namespace npurt {
 namespace {
@@ -95,7 +96,8 @@ aclError resolveStream(aclrtStream stream, aclrtStream* resolved, const char* ca
   return ACL_SUCCESS;
 }
 
-aclError enqueue(aclrtStream stream, Task task) {
+aclError enqueue(aclrtStream stream, Task task, const TaskInfo& info) {
+  if (profiling()) task = profiled(stream, info, std::move(task));
   if (aclrtLaunchBlocking()) {
     std::lock_guard<std::mutex> run(stream->blockingRun);
     return task();

@@ -40,8 +40,10 @@ namespace npurt {
 
 // NULL means the current device's default stream, as in ACL.
 aclError resolveStream(aclrtStream stream, aclrtStream* resolved, const char* caller);
+struct TaskInfo;
 // Queues `task` (or, under ASCEND_LAUNCH_BLOCKING=1, runs it now and returns its status).
-aclError enqueue(aclrtStream stream, Task task);
+// `info` describes it for the profiling record taken while profiling is on.
+aclError enqueue(aclrtStream stream, Task task, const TaskInfo& info);
 // Waits for every stream of `device`; returns (and clears) the first pending error.
 aclError synchronizeDeviceStreams(int32_t device);
 
