@@ -5,6 +5,9 @@ torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fuse
   --(5 assign_formats)--> NZ / NC1HWC0 / FRACTAL_Z operands --(6 outline_kernels)--> ascend.kernel
   + ascend.launch --(7 tile_kernels)--> tiling records --(8 plan_memory)--> buffer offsets
   --(9 lower_tiles)--> tile-level ops --> emitters (npu-translate: ascendc, acl).
+Stage 7 first verifies that the host function computes nothing (ascend-verify-host): every op
+left outside a kernel is an error, never a silent host computation.
+
 The sim target compiles linalg itself (targets/ascend/sim.py) and does not run stages 3-9.
 
 Each stage is a function from the shared `PipelineOptions` to pipeline elements (pass names as
@@ -74,8 +77,9 @@ def outline_kernels(o: PipelineOptions) -> list[str]:
 
 
 def tile_kernels(o: PipelineOptions) -> list[str]:
-    # Needs outlined kernels (it tiles each ascend.kernel) and the target's capacities.
-    return ["ascend-tile"]
+    # Needs outlined kernels (it tiles each ascend.kernel) and the target's capacities; a host
+    # function that still computes has nothing a tiling could describe.
+    return ["ascend-verify-host", "ascend-tile"]
 
 
 def plan_memory(o: PipelineOptions) -> list[str]:

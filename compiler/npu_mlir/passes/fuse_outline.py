@@ -2,8 +2,10 @@
 
 The launch takes the place of the group's last op. Ops outside the group that sit between its
 ops and consume its results move after the launch (the grouping guarantees none of them feeds
-the group). Scalar constants are cloned into the kernel so its body folds and stays
-self-contained; every other value from outside becomes a kernel argument.
+the group). Scalar ops computed from constants and 0-d tensors (`tensor.extract` of an eager
+scalar parameter, then its casts) are cloned into the kernel, so its body folds and the host
+function computes nothing; the 0-d tensor becomes the kernel argument (a by-value parameter of
+the launch). Every other value from outside becomes a kernel argument.
 """
 
 from torch_mlir import ir
@@ -11,16 +13,22 @@ from torch_mlir import ir
 from ..dialects.ascend import KernelOp, LaunchOp, YieldOp
 
 
-def _constant_chain(v: ir.Value) -> list[ir.Operation] | None:
-    """The scalar arith ops computing `v` from constants only (defs first), or None."""
+def _is_scalar_read(op: ir.Operation) -> bool:
+    return op.name == "tensor.extract" and ir.RankedTensorType(op.operands[0].type).rank == 0
+
+
+def _scalar_chain(v: ir.Value) -> list[ir.Operation] | None:
+    """The scalar ops computing `v` from constants and 0-d tensor reads (defs first), or None."""
     owner = v.owner
     if not isinstance(owner, ir.OpView) or isinstance(v.type, ir.ShapedType):
         return None
+    if _is_scalar_read(owner.operation):
+        return [owner.operation]
     if not owner.operation.name.startswith("arith.") or len(owner.results) != 1:
         return None
     chain: list[ir.Operation] = []
     for operand in owner.operands:
-        sub = _constant_chain(operand)
+        sub = _scalar_chain(operand)
         if sub is None:
             return None
         chain += [o for o in sub if o not in chain]
@@ -38,17 +46,19 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
     ascend.yield cannot carry (IRDL binds a variadic operand list to one type)."""
     members = {op.operation for op in group.ops}
     inputs: list[ir.Value] = []
-    constants: list[ir.Operation] = []  # scalar ops folded from constants, cloned in
+    constants: list[ir.Operation] = []  # scalar ops from constants and 0-d reads, cloned in
     for op in group.ops:
         for v in op.operands:
             owner = v.owner
             if isinstance(owner, ir.OpView) and owner.operation in members:
                 continue
-            chain = _constant_chain(v)
-            if chain is not None:
-                constants += [c for c in chain if c not in constants]
-            elif v not in inputs:
-                inputs.append(v)
+            chain = _scalar_chain(v)
+            if chain is None:
+                if v not in inputs:
+                    inputs.append(v)
+                continue
+            constants += [c for c in chain if c not in constants]
+            inputs += [c.operands[0] for c in chain if _is_scalar_read(c) and c.operands[0] not in inputs]
     outputs = [r for op in group.ops for r in op.results
                if any(u.owner not in members for u in r.uses)]
     if len({v.type for v in outputs}) > 1:
@@ -85,6 +95,10 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
         old.replace_all_uses_with(new)
     for op in reversed(group.ops):
         op.operation.erase()
+    # The host's copies of the cloned scalar chain are dead once their last reader moved in.
+    for c in reversed(constants):
+        if not any(len(list(r.uses)) for r in c.results):
+            c.erase()
     return True
 
 

@@ -193,6 +193,12 @@ class OpEmitter:
         self.w.emit(f"{name} = arith.constant {op.attributes['value']}")
         self.bind(value, name)
 
+    def _tensor_extract(self, op: ir.Operation) -> None:
+        """A scalar parameter (0-d kernel argument) read once."""
+        name = self.w.fresh()
+        self.w.emit(f"{name} = tensor.extract {self.name(op.operands[0])}[] : {op.operands[0].type}")
+        self.bind(op.results[0], name)
+
     def _elementwise(self, op: ir.Operation, body: list[str], out_elt: str | None = None) -> None:
         result = ir.RankedTensorType(op.results[0].type)
         shape, elt = list(result.shape), out_elt or elem_type(result)

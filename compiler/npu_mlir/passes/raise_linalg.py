@@ -4,7 +4,9 @@ Rewrites linalg.matmul / batch_matmul / conv_2d_nchw_fchw / transpose / broadcas
 linalg.generic ops `linalg-fuse-elementwise-ops` leaves: all-parallel ones become one ascend op
 per body op (raise_linalg_body.py), single-result reductions become the elementwise prologue plus
 `ascend.reduce`. Input indexing maps that broadcast, permute or read unit dims become explicit
-`tensor.collapse_shape` / `ascend.transpose` / `ascend.broadcast`. Anything else (gathers,
+`tensor.collapse_shape` / `ascend.transpose` / `ascend.broadcast`. 0-d operands are read as scalars
+(`tensor.extract`), which ascend-fuse moves into the kernel with the scalar ops that use them.
+Anything else (gathers,
 linalg.index, scans, multi-result reductions) is left untouched for the sim target to run as
 plain linalg. Raising is what lets ascend-assign-formats and ascend-fuse see cube ops and
 elementwise chains as such.
@@ -32,6 +34,13 @@ def loop_ranges(maps: list[ir.AffineMap], values: list[ir.Value]) -> list[int] |
 def to_domain(value: ir.Value, amap: ir.AffineMap, domain: list[int], tr: BodyTranslator) -> ir.Value | None:
     """Materialise `value` read through `amap` as a tensor over the whole iteration domain."""
     exprs = list(amap.results)
+    if not exprs and domain:
+        # A 0-d operand (an eager scalar parameter, a fill value) is read once as a scalar: the
+        # ascend ops take scalar operands, so it never becomes a broadcast tensor of its dtype
+        # (an f64 parameter would otherwise be an f64 tensor in the kernel).
+        op = tensor.ExtractOp(value, [])
+        tr.created.append(op)
+        return op.result
     dims = []
     for i, e in enumerate(exprs):
         if isinstance(e, ir.AffineDimExpr):

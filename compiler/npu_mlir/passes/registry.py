@@ -46,6 +46,8 @@ PASSES: dict[str, PassInfo] = dict(
                "Group elementwise chains, reductions and matmul epilogues; outline each to an ascend.kernel",
                max_ops="largest number of ops in one kernel (default 64)",
                epilogue="fuse elementwise consumers into matmul kernels (default true)"),
+        _entry("ascend-verify-host", "npu_mlir.passes.verify_host:run",
+               "Reject host functions that compute: only launches and reshapes may stay outside kernels"),
         _entry("ascend-tile", "npu_mlir.passes.tile:run",
                "Split kernels over cores and into UB / L0 tiles; record the tiling on the kernel"),
         _entry("ascend-plan-memory", "npu_mlir.passes.plan_memory:run",

@@ -161,3 +161,23 @@ func.func @independent_branches_merge(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = "ascend.binary"(%sb, %qb) {kind = "div"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// A scalar computed from a 0-d tensor (tensor.extract of a scalar parameter, then its cast)
+// moves into the kernel with its reader: the 0-d tensor is the kernel argument and the host
+// function is left with the launch alone.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: ^bb0(%[[X:.*]]: tensor<4x8xf32>, %[[P:.*]]: tensor<i64>):
+// CHECK: %[[S:.*]] = tensor.extract %[[P]][] : tensor<i64>
+// CHECK: %[[F:.*]] = arith.sitofp %[[S]] : i64 to f32
+// CHECK: "ascend.binary"(%[[X]], %[[F]]) {kind = "mul"}
+// CHECK-LABEL: func.func @scalar_parameter_moves_into_the_kernel
+// CHECK-NEXT: %[[R:.*]] = "ascend.launch"(%arg0, %arg1) {callee = @scalar_parameter_moves_into_the_kernel_elementwise_0
+// CHECK-NEXT: return %[[R]]
+func.func @scalar_parameter_moves_into_the_kernel(%x: tensor<4x8xf32>, %alpha: tensor<i64>) -> tensor<4x8xf32> {
+  %s = tensor.extract %alpha[] : tensor<i64>
+  %f = arith.sitofp %s : i64 to f32
+  %0 = "ascend.binary"(%x, %f) {kind = "mul"} : (tensor<4x8xf32>, f32) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

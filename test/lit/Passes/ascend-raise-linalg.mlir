@@ -250,3 +250,28 @@ func.func @reduction_through_unit_expand(%a: tensor<4x8xf32>) -> tensor<4x1xf32>
   } -> tensor<4x1xf32>
   return %0 : tensor<4x1xf32>
 }
+
+// -----
+
+// A 0-d operand (an eager scalar parameter such as add's alpha) is read once as a scalar: the
+// cast of its value stays scalar arith and the binary op takes the scalar, so no f64 or i64
+// tensor of the iteration shape appears.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @scalar_parameter_is_read_as_a_scalar
+// CHECK: %[[S:.*]] = tensor.extract %arg1[] : tensor<f64>
+// CHECK: %[[F:.*]] = arith.truncf %[[S]] : f64 to f32
+// CHECK: "ascend.binary"(%arg0, %[[F]]) {kind = "mul"} : (tensor<4x8xf32>, f32) -> tensor<4x8xf32>
+// CHECK-NOT: ascend.broadcast
+// CHECK-NOT: linalg.generic
+func.func @scalar_parameter_is_read_as_a_scalar(%x: tensor<4x8xf32>, %alpha: tensor<f64>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #scalar, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %alpha : tensor<4x8xf32>, tensor<f64>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f64, %o: f32):
+    %t = arith.truncf %s : f64 to f32
+    %m = arith.mulf %a, %t : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

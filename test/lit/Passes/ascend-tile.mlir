@@ -98,3 +98,19 @@ func.func private @transpose_is_not_tiled()
   %0 = "ascend.reduce"(%a) {kind = "max", dims = array<i64: 1>, keepdim = false} : (tensor<4x100000xf32>) -> tensor<4xf32>
   "ascend.yield"(%0) : (tensor<4xf32>) -> ()
 }) {sym_name = "too_wide", function_type = (tensor<4x100000xf32>) -> tensor<4xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// A scalar parameter (0-d f64 argument, read with tensor.extract and narrowed in the kernel)
+// takes no UB buffer: the kernel tiles as elementwise over its two f32 queues,
+// (2 queues x 2) x 4 bytes = 16 bytes per element.
+// CHECK-LABEL: func.func private @scalar_parameter_has_no_buffer
+// CHECK: tiling = {align_elems = 8 : i64, block_dim = 4 : i64, block_elems = 512 : i64, buffer_num = 2 : i64, kind = "elementwise"
+func.func private @scalar_parameter_has_no_buffer()
+"ascend.kernel"() ({
+^bb0(%a: tensor<32x64xf32>, %alpha: tensor<f64>):
+  %s = tensor.extract %alpha[] : tensor<f64>
+  %f = arith.truncf %s : f64 to f32
+  %0 = "ascend.binary"(%a, %f) {kind = "mul"} : (tensor<32x64xf32>, f32) -> tensor<32x64xf32>
+  "ascend.yield"(%0) : (tensor<32x64xf32>) -> ()
+}) {sym_name = "scaled", function_type = (tensor<32x64xf32>, tensor<f64>) -> tensor<32x64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()

@@ -96,6 +96,23 @@
   "ascend.yield"(%4) : (tensor<64x40xf16>) -> ()
 }) {sym_name = "linear_relu", function_type = (tensor<64x48xf16>, tensor<40x48xf16>, tensor<40xf16>) -> tensor<64x40xf16>, core_type = "mix", fusion = "matmul_epilogue", block_dim = 1, tiling = {}} : () -> ()
 
+// -----
+
+// A scalar parameter (0-d f64 argument) is a tiling-struct field like a scalar argument: double
+// on the host side, narrowed by the kernel's scalar cast; it has no GM tensor.
+// CHECK-LABEL: // ---- kernel @scaled (tiling kind elementwise)
+// CHECK: struct scaled_TilingData {
+// CHECK:   double scalar0;
+// CHECK: __aicore__ inline void Init(GM_ADDR in0, GM_ADDR out0, const scaled_TilingData& t) {
+// CHECK: Muls({{.*}}, static_cast<float>(static_cast<float>(tiling_.scalar0)), n);
+"ascend.kernel"() ({
+^bb0(%a: tensor<32x64xf32>, %alpha: tensor<f64>):
+  %s = tensor.extract %alpha[] : tensor<f64>
+  %f = arith.truncf %s : f64 to f32
+  %0 = "ascend.binary"(%a, %f) {kind = "mul"} : (tensor<32x64xf32>, f32) -> tensor<32x64xf32>
+  "ascend.yield"(%0) : (tensor<32x64xf32>) -> ()
+}) {sym_name = "scaled", function_type = (tensor<32x64xf32>, tensor<f64>) -> tensor<32x64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
 // ERR: untranslatable.mlir:13:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling)
 // ERR: untranslatable.mlir:22:1: error: ERR03007 GRAPH binary kind 'pow' has no AscendC vector instruction

@@ -6,6 +6,7 @@
 // CHECK: --ascend-assign-formats
 // CHECK: --ascend-fuse
 // CHECK: max-ops=<value>
+// CHECK: --ascend-verify-host
 // CHECK: --ascend-tile
 // CHECK: --ascend-plan-memory
 // CHECK: --ascend-lower-tiles

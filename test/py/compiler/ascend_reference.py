@@ -103,6 +103,8 @@ def evaluate_op(op: ir.OpView, args: list, module: ir.Module):
             r = _conv(op, args[0], args[1], args[2] if len(args) > 2 else None)
         case "tensor.collapse_shape" | "tensor.expand_shape":
             r = np.reshape(args[0], out.shape)
+        case "tensor.extract":  # a 0-d scalar parameter read inside a kernel
+            r = np.asarray(args[0])[()]
         case "ascend.launch":
             kernel = next(k for k in module.body.operations if k.operation.name == "ascend.kernel"
                           and _attr(k, "sym_name") == ir.FlatSymbolRefAttr(op.attributes["callee"]).value)

@@ -10,7 +10,8 @@ For each func.func that launches kernels: `<func>_run(inputs, outputs, deviceId,
 allocates every tensor on the device (aclrtMalloc), copies the inputs in (aclrtMemcpyAsync),
 launches the kernels in program order between two timing events (aclrtRecordEvent), copies the
 results out, waits (aclrtSynchronizeStream), reports the kernels' time and frees everything.
-`inputs[i]` points at the host data of argument i (at the value, for a scalar argument).
+`inputs[i]` points at the host data of argument i (at the value, for a scalar argument or a 0-d
+scalar parameter).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from math import prod
 
 from torch_mlir import ir
 
-from .ascendc import CodegenError, ctype, kind_of, signature, tiling_struct
+from .ascendc import CodegenError, kind_of, scalar_ctype, signature, tiling_struct
 from ...dialects.ascend import storage_shape, tensor_format
 
 HEADER = """\
@@ -59,7 +60,7 @@ def emit_launcher(kernel: ir.Operation) -> str:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name} has no AscendC lowering, so no host launch")
     block_dim = ir.IntegerAttr(kernel.attributes["block_dim"]).value
     gm = sig.gm_params
-    params = ", ".join([f"void* {p}" for p in gm] + [f"{ctype(v.type)} {n}" for n, v in sig.scalars])
+    params = ", ".join([f"void* {p}" for p in gm] + [f"{scalar_ctype(v.type)} {n}" for n, v in sig.scalars])
     init = ", ".join([str(sig.tiling[k]) for k in sorted(sig.tiling)] + [n for n, _ in sig.scalars])
     casts = ", ".join(f"static_cast<uint8_t*>(a->{p})" for p in gm)
     direct = ", ".join(f"static_cast<uint8_t*>({p})" for p in gm)
@@ -96,9 +97,14 @@ extern "C" aclError {name}_launch({params}{", " if params else ""}void* tilingDe
 """
 
 
+def _is_param(v: ir.Value) -> bool:
+    """A 0-d tensor argument of the host function: a scalar parameter, passed by value."""
+    return isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).rank == 0
+
+
 def _scalar_expr(v: ir.Value, args: dict[ir.Value, int]) -> str:
     if v in args:
-        return f"*static_cast<const {ctype(v.type)}*>(inputs[{args[v]}])"
+        return f"*static_cast<const {scalar_ctype(v.type)}*>(inputs[{args[v]}])"
     op = v.owner
     if op.name == "arith.constant":
         value = op.attributes["value"]
@@ -126,7 +132,7 @@ def emit_runner(func: ir.Operation, kernels: dict[str, ir.Operation]) -> str:
         return slot
 
     for a, i in args.items():
-        if isinstance(a.type, ir.RankedTensorType):
+        if isinstance(a.type, ir.RankedTensorType) and not _is_param(a):
             slot = new_buffer(a)
             size = tensor_bytes(a.type)
             copies_in.append(f"ACL_CHECK(aclrtMemcpyAsync({slot}, {size}, inputs[{i}], {size}, "
@@ -136,8 +142,9 @@ def emit_runner(func: ir.Operation, kernels: dict[str, ir.Operation]) -> str:
         if op.name == "ascend.launch":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             outs = [new_buffer(r) for r in op.results]
-            tensors = [dev[v] for v in op.operands if isinstance(v.type, ir.RankedTensorType)]
-            scalars = [_scalar_expr(v, args) for v in op.operands if not isinstance(v.type, ir.ShapedType)]
+            tensors = [dev[v] for v in op.operands if isinstance(v.type, ir.RankedTensorType) and not _is_param(v)]
+            scalars = [_scalar_expr(v, args) for v in op.operands
+                       if not isinstance(v.type, ir.ShapedType) or _is_param(v)]
             allocs.append(f"ACL_CHECK(aclrtMalloc(&tiling[{n_tiling}], sizeof({callee}_TilingData), deviceId));")
             launches.append(f"ACL_CHECK({callee}_launch({', '.join(tensors + outs + scalars)}, tiling[{n_tiling}], stream));")
             n_tiling += 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from .ascendc import CodegenError, KernelSignature, ctype
+from .ascendc import CodegenError, KernelSignature, ctype, scalar_ctype
 from .kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, analyze, body_ops, is_scalar_op
 from .memory_plan import slots_of
 
@@ -53,18 +53,15 @@ class Names:
                 return repr(float(value.value))
             if isinstance(value, ir.IntegerAttr):
                 return str(value.value)
+        if op.name == "tensor.extract":
+            return self.scalar(op.operands[0])
         if op.name in SCALAR_CASTS:
-            return f"static_cast<{_scalar_ctype(op.results[0].type)}>({self.scalar(op.operands[0])})"
+            return f"static_cast<{scalar_ctype(op.results[0].type)}>({self.scalar(op.operands[0])})"
         if op.name in SCALAR_BINARY:
             return f"({self.scalar(op.operands[0])} {SCALAR_BINARY[op.name]} {self.scalar(op.operands[1])})"
         if op.name == "arith.negf":
             return f"(-{self.scalar(op.operands[0])})"
         raise CodegenError(f"ERR03007 GRAPH operand {v} is neither a kernel value nor a scalar constant")
-
-
-def _scalar_ctype(t: ir.Type) -> str:
-    """Host arithmetic on scalars may use f64 even where the vector unit has no f64."""
-    return "double" if str(t) == "f64" else ctype(t)
 
 
 def _binary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str]:

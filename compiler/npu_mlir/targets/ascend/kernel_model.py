@@ -35,11 +35,19 @@ CUBE_OPS = frozenset({"ascend.matmul", "ascend.batch_matmul"})
 SCALAR_CASTS = frozenset({"arith.truncf", "arith.extf", "arith.sitofp", "arith.uitofp", "arith.fptosi"})
 SCALAR_BINARY = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/",
                  "arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}
-SCALAR_OPS = SCALAR_CASTS | frozenset(SCALAR_BINARY) | {"arith.constant", "arith.negf"}
+# `tensor.extract` reads a scalar parameter (a 0-d kernel argument, see is_scalar_param).
+SCALAR_OPS = SCALAR_CASTS | frozenset(SCALAR_BINARY) | {"arith.constant", "arith.negf", "tensor.extract"}
 
 
 def is_scalar_op(op: ir.Operation) -> bool:
     return op.name in SCALAR_OPS and not any(isinstance(r.type, ir.ShapedType) for r in op.results)
+
+
+def is_scalar_param(v: ir.Value) -> bool:
+    """A 0-d tensor kernel argument: a value passed by the launch (an eager scalar parameter), read
+    once with tensor.extract; it has no local buffer and no tiling."""
+    return isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).rank == 0 \
+        and isinstance(v, ir.BlockArgument)
 
 
 @dataclass
@@ -103,7 +111,7 @@ def analyze(kernel: ir.Operation) -> KernelModel:
 
 def _values(kernel: ir.Operation, ops: list[ir.Operation]) -> tuple[list[ir.Value], list[ir.Value], list[ir.Value]]:
     block = kernel.regions[0].blocks[0]
-    inputs = [a for a in block.arguments if _tensor(a) is not None]
+    inputs = [a for a in block.arguments if _tensor(a) is not None and not is_scalar_param(a)]
     outputs = list(list(block.operations)[-1].operands)
     temps = [r for op in ops for r in op.results if _tensor(r) is not None and r not in outputs]
     return inputs, outputs, temps
@@ -205,7 +213,7 @@ def epilogue_values(kernel: ir.Operation, model: KernelModel) -> list[tuple[ir.V
     block = kernel.regions[0].blocks[0]
     operands = list(cube.operands)
     values = [cube.results[0]]
-    values += [a for a in block.arguments if _tensor(a) is not None and a not in operands]
+    values += [a for a in block.arguments if _tensor(a) is not None and a not in operands and not is_scalar_param(a)]
     values += [r for op in body_ops(kernel) if op.name not in CUBE_OPS and not is_scalar_op(op) for r in op.results]
     out = []
     for v in values:

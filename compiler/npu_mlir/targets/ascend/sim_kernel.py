@@ -8,6 +8,9 @@ and the same core split as the AscendC emitters. Arguments and results in a phys
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Sequence
+
 from torch_mlir import ir
 
 from npu_mlir.passes.lower_kernel_to_linalg import kernel_to_linalg
@@ -22,12 +25,20 @@ def kernel_ops(module: ir.Module) -> dict[str, ir.Operation]:
             for op in module.body.operations if op.operation.name == "ascend.kernel"}
 
 
-def compile_ascend_kernel(kernel: ir.Operation, block_dim: int | None = None) -> CompiledKernel:
-    """Compile one ascend.kernel; `block_dim` defaults to the one its tiling chose."""
+def compile_ascend_kernel(kernel: ir.Operation, block_dim: int | None = None, *, scalar_args: Sequence[int] = (),
+                          input_strides: Sequence[tuple[int, ...] | None] | None = None,
+                          cache_dir: Path | None = None) -> CompiledKernel:
+    """Compile one ascend.kernel; `block_dim` defaults to the one its tiling chose.
+
+    `scalar_args` are the positions of 0-d f64/i64 arguments (scalar parameters) passed by value
+    in an ABI scalar slot, as the eager dispatcher passes them; every other argument is a pointer.
+    `input_strides` as in compile_linalg, per kernel argument.
+    """
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     blocks = block_dim or (ir.IntegerAttr(kernel.attributes["block_dim"]).value if "block_dim" in kernel.attributes else 1)
     try:
         text = kernel_to_linalg(kernel)
     except KernelLoweringError as err:
         raise SimCompileError(f"kernel {name}: {str(err).removeprefix('ERR03007 GRAPH ')}", code="ERR03007") from err
-    return compile_linalg(f"module {{\n{text}\n}}", SimTiling(blocks), name=name)
+    return compile_linalg(f"module {{\n{text}\n}}", SimTiling(blocks), name=name, scalar_inputs=scalar_args,
+                          input_strides=input_strides, cache_dir=cache_dir)

@@ -62,6 +62,9 @@ def scalar_operand(p: Program, v: ir.Value, args: dict[ir.Value, str], consts: d
             if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
                 value = value.get_splat_value()
             line = f"arith.constant {value}"
+        elif op.name == "tensor.extract":  # a scalar parameter: the kernel keeps its 0-d argument
+            src = op.operands[0]
+            line = f"tensor.extract {scalar_operand(p, src, args, consts)}[] : {src.type}"
         elif op.name in SCALAR_CASTS:
             src = op.operands[0]
             line = f"{op.name} {scalar_operand(p, src, args, consts)} : {src.type} to {op.results[0].type}"
