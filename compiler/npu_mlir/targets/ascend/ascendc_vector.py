@@ -185,7 +185,9 @@ def _broadcast(op: ir.Operation, names: Names, dst: str) -> list[str]:
     src = op.operands[0]
     x = names.expr[src]
     if names.cls[src] == "row":
-        return [f"for (int64_t r = 0; r < rows; ++r) {{",
+        # The scalar unit reads what the vector unit wrote: it must wait for V (a real hazard).
+        return ["SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                f"for (int64_t r = 0; r < rows; ++r) {{",
                 f"  Duplicate({dst}[r * {names.pitch}], {x}.GetValue(r), {names.pitch});", "}"]
     return [f"for (int64_t r = 0; r < rows; ++r) {{",
             f"  DataCopy({dst}[r * {names.pitch}], {x}, {names.pitch});", "}"]
