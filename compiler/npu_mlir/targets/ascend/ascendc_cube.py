@@ -1,10 +1,13 @@
 """AscendC for cube kernels (tiling kind matmul): GM -> L1 -> L0A/L0B -> Mmad -> L0C -> Fixpipe -> GM.
 
 Output tiles of base_m x base_n are dealt round-robin over the blocks. For each tile the K loop
-copies an A and a B tile into L1 in NZ (DataCopy with Nd2NzParams), splits them into L0A (zZ) and
-L0B fractals (LoadData), and accumulates into L0C (Mmad, init on the first K tile); Fixpipe then
-writes the fp32 accumulator to GM in ND, converting to the output dtype. Fractal padding along K
-is zeroed (InitConstValue) because the cube multiplies whole fractals.
+copies an A and a B tile into L1 in NZ (DataCopy with Nd2NzParams), loads them into L0A (zZ) and
+L0B (nZ: column-major fractals) with LoadData, and accumulates into L0C (Mmad, init on the first K
+tile); Fixpipe then writes the fp32 accumulator to GM in ND, converting to the output dtype. A
+B stored [k, n] needs each fractal transposed on the way to L0B (LoadData ifTranspose for 16-bit,
+LoadDataWithTranspose for fp32) and a B stored [n, k] none; A the other way round (the layouts
+are listed in cpu_twin/twin/cube.h). Fractal padding along K is zeroed (InitConstValue) because
+the cube multiplies whole fractals.
 """
 
 from __future__ import annotations
@@ -22,46 +25,72 @@ def _flag(op: ir.Operation, name: str) -> bool:
     return name in op.attributes and bool(ir.BoolAttr(op.attributes[name]).value)
 
 
-def _copies(ta: bool, tb: bool) -> tuple[str, str]:
-    """DataCopy GM -> L1 of the A and B tiles; a transposed operand is copied as stored ([k, m] / [n, k])."""
-    def nd2nz(rows: str, cols: str, src_cols: str) -> str:
-        return (f"Nd2NzParams{{1, static_cast<uint16_t>({rows}), static_cast<uint16_t>({cols}), 0, "
-                f"static_cast<uint16_t>({src_cols}), static_cast<uint16_t>(Up16({rows})), 1, 0}}")
+def _nd2nz(rows: str, cols: str, src_cols: str, c0_stride: str) -> str:
+    """Nd2NzParams(ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride,
+    dstNzMatrixStride) of one ND tile copied GM -> L1."""
+    return (f"Nd2NzParams(1, static_cast<uint16_t>({rows}), static_cast<uint16_t>({cols}), 0, "
+            f"static_cast<uint16_t>({src_cols}), static_cast<uint16_t>({c0_stride}), 1, 0)")
+
+
+def _copies(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
+    """DataCopy GM -> L1 (NZ) of the A and B tiles; a transposed operand is copied as stored ([k, m] / [n, k]).
+
+    A 32-bit B that is not transposed is copied as blocks of 16 rows, each its own NZ matrix with
+    16-row column groups, so that LoadDataWithTranspose finds the two 16 x 8 fractals of each
+    16 x 16 square side by side."""
     if ta:
-        a = f"DataCopy(a1, aGm[bt * m * k + kt * tiling_.base_k * m + tm * tiling_.base_m],\n             {nd2nz('kLen', 'mLen', 'm')});"
+        a = f"DataCopy(a1, aGm[bt * m * k + kt * tiling_.base_k * m + tm * tiling_.base_m],\n             {_nd2nz('kLen', 'mLen', 'm', 'Up16(kLen)')});"
     else:
-        a = f"DataCopy(a1, aGm[bt * m * k + tm * tiling_.base_m * k + kt * tiling_.base_k],\n             {nd2nz('mLen', 'kLen', 'k')});"
+        a = f"DataCopy(a1, aGm[bt * m * k + tm * tiling_.base_m * k + kt * tiling_.base_k],\n             {_nd2nz('mLen', 'kLen', 'k', 'Up16(mLen)')});"
     if tb:
-        b = f"DataCopy(b1, bGm[bt * k * n + tn * tiling_.base_n * k + kt * tiling_.base_k],\n             {nd2nz('nLen', 'kLen', 'k')});"
+        b = f"DataCopy(b1, bGm[bt * k * n + tn * tiling_.base_n * k + kt * tiling_.base_k],\n             {_nd2nz('nLen', 'kLen', 'k', 'Up16(nLen)')});"
+    elif wide:
+        b = ("for (int64_t kb = 0; kb * 16 < kLen; ++kb) {  // 16-row blocks, each NZ with 16-row column groups\n"
+             "      const int64_t rows = kLen - kb * 16 < 16 ? kLen - kb * 16 : 16;\n"
+             "      DataCopy(b1[kb * 16 * Up16(nLen)], bGm[bt * k * n + (kt * tiling_.base_k + kb * 16) * n + tn * tiling_.base_n],\n"
+             f"               {_nd2nz('rows', 'nLen', 'n', '16')});\n"
+             "    }")
     else:
-        b = f"DataCopy(b1, bGm[bt * k * n + kt * tiling_.base_k * n + tn * tiling_.base_n],\n             {nd2nz('kLen', 'nLen', 'n')});"
+        b = f"DataCopy(b1, bGm[bt * k * n + kt * tiling_.base_k * n + tn * tiling_.base_n],\n             {_nd2nz('kLen', 'nLen', 'n', 'Up16(kLen)')});"
     return a, b
 
 
-def _splits(ta: bool, tb: bool) -> tuple[str, str]:
-    """L1 -> L0A / L0B: a transposed operand's fractals are already in L0 order, each one transposed."""
+def _splits(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
+    """L1 (NZ) -> L0A (zZ) / L0B (nZ), as LoadData2DParams(startIndex, repeatTimes, srcStride, sid, dstGap,
+    ifTranspose, addrMode): A needs a fractal transpose only when stored transposed, B only when not."""
     if ta:
-        a = ("LoadData(a2, a1, LoadData2dParams{0, static_cast<uint8_t>(m1 * kb), 1, 0, 0, true, 0});")
+        a = ("for (int64_t mi = 0; mi < m1; ++mi) {  // [k, m] NZ: each fractal transposed, already in zZ order\n"
+             "      LoadData(a2[mi * k1 * FRAC], a1, LoadData2DParams(static_cast<uint16_t>(mi * k1), static_cast<uint8_t>(k1), 1,\n"
+             "                                                         0, 0, true, 0));\n"
+             "    }")
     else:
         a = ("for (int64_t mi = 0; mi < m1; ++mi) {  // NZ in L1 -> zZ in L0A: one row of fractals per mi\n"
-             "      LoadData(a2[mi * k1 * FRAC], a1, LoadData2dParams{static_cast<uint16_t>(mi), static_cast<uint8_t>(k1),\n"
-             "                                                         static_cast<uint16_t>(m1), 0, 0, false, 0});\n"
+             "      LoadData(a2[mi * k1 * FRAC], a1, LoadData2DParams(static_cast<uint16_t>(mi), static_cast<uint8_t>(k1),\n"
+             "                                                         static_cast<uint16_t>(m1), 0, 0, false, 0));\n"
              "    }")
     if tb:
-        b = ("LoadData(b2, b1, LoadData2dParams{0, static_cast<uint8_t>(kb * n1), 1, 0, 0, true, 0});")
+        b = ("for (int64_t ki = 0; ki < k1; ++ki) {  // [n, k] NZ is already nZ: plain copy, a row of fractals per ki\n"
+             "      LoadData(b2[ki * n1 * FRAC], b1, LoadData2DParams(static_cast<uint16_t>(ki * n1), static_cast<uint8_t>(n1), 1,\n"
+             "                                                         0, 0, false, 0));\n"
+             "    }")
+    elif wide:
+        b = ("for (int64_t kb = 0; kb < kb16; ++kb) {  // each 16 x 16 square -> two 8 x 16 nZ fractals, n1 apart\n"
+             "      LoadDataWithTranspose(b2[2 * kb * n1 * FRAC], b1[kb * 16 * Up16(nLen)],\n"
+             "                            LoadData2dTransposeParams(0, static_cast<uint8_t>(n1), 1, 0,\n"
+             "                                                      static_cast<uint16_t>(n1 - 1)));\n"
+             "    }")
     else:
-        b = ("for (int64_t ki = 0; ki < kb; ++ki) {\n"
-             "      LoadData(b2[ki * n1 * FRAC], b1, LoadData2dParams{static_cast<uint16_t>(ki), static_cast<uint8_t>(n1),\n"
-             "                                                         static_cast<uint16_t>(kb), 0, 0, false, 0});\n"
+        b = ("for (int64_t ki = 0; ki < kb16; ++ki) {  // NZ in L1 -> nZ in L0B: transpose each fractal, a row per ki\n"
+             "      LoadData(b2[ki * n1 * FRAC], b1, LoadData2DParams(static_cast<uint16_t>(ki), static_cast<uint8_t>(n1),\n"
+             "                                                         static_cast<uint16_t>(kb16), 0, 0, true, 0));\n"
              "    }")
     return a, b
 
 
 def _check(op: ir.Operation, name: str) -> None:
-    for flag in ("transpose_a", "transpose_b"):
-        if _flag(op, flag) and elem_bytes(op.operands[0].type) != 2:
-            raise CodegenError(f"ERR03007 GRAPH kernel @{name}: {flag} needs fp16/bf16 operands (LoadData "
-                               "transposes 16x16 fractals only); materialize the transpose first")
+    if _flag(op, "transpose_a") and elem_bytes(op.operands[0].type) != 2:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{name}: transpose_a needs fp16/bf16 operands (LoadData "
+                           "transposes 16x16 fractals only); materialize the transpose first")
     if len(op.operands) > 2:
         raise CodegenError(f"ERR03007 GRAPH kernel @{name}: matmul bias has no AscendC lowering yet")
     for v in op.operands:
@@ -156,8 +185,9 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     if elem_bytes(a.type) not in (2, 4) or t != ctype(b.type):
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: cube operands must both be fp16, bf16 or fp32")
     ta, tb = _flag(op, "transpose_a"), _flag(op, "transpose_b")
-    copy_a, copy_b = _copies(ta, tb)
-    split_a, split_b = _splits(ta, tb)
+    wide = elem_bytes(a.type) == 4
+    copy_a, copy_b = _copies(ta, tb, wide)
+    split_a, split_b = _splits(ta, tb, wide)
     epilogue_call = ("\n      Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, mLen, nLen);"
                      if ops else "")
     cross_core = "\n    CrossCoreSetFlag<0x2, PIPE_FIX>(0);  // tell the AIV side the tile is in GM" if ops else ""
@@ -208,8 +238,8 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     LocalTensor<{t}> a1 = a1Que.AllocTensor<{t}>();
     LocalTensor<{t}> b1 = b1Que.AllocTensor<{t}>();
     if (kLen % 16 != 0) {{  // K padding is multiplied: it must be zero
-      InitConstValue(a1, InitConstValueParams{{static_cast<uint16_t>(Up16(mLen) * Up16(kLen) / FRAC), 16, 0, 0}});
-      InitConstValue(b1, InitConstValueParams{{static_cast<uint16_t>(Up16(kLen) * Up16(nLen) / FRAC), 16, 0, 0}});
+      InitConstValue(a1, InitConstValueParams<{t}>(static_cast<uint16_t>(Up16(mLen) * Up16(kLen) / FRAC), 16, 0, {t}(0)));
+      InitConstValue(b1, InitConstValueParams<{t}>(static_cast<uint16_t>(Up16(kLen) * Up16(nLen) / FRAC), 16, 0, {t}(0)));
     }}
     {copy_a}
     {copy_b}
@@ -221,8 +251,9 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     LocalTensor<{t}> b1 = b1Que.DeQue<{t}>();
     LocalTensor<{t}> a2 = a2Que.AllocTensor<{t}>();
     LocalTensor<{t}> b2 = b2Que.AllocTensor<{t}>();
-    const int64_t m1 = Up16(mLen) / 16, k1 = Up16(kLen) / C0, kb = Up16(kLen) / 16, n1 = (nLen + C0 - 1) / C0;
-    (void)k1;
+    // Fractal counts: m and n in 16s, k in C0s (L0A rows hold k1 fractals, as Mmad reads them).
+    const int64_t m1 = Up16(mLen) / 16, k1 = (kLen + C0 - 1) / C0, kb16 = Up16(kLen) / 16, n1 = Up16(nLen) / 16;
+    (void)kb16;
     {split_a}
     {split_b}
     a2Que.EnQue(a2);
@@ -233,22 +264,17 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
   __aicore__ inline void Compute(const LocalTensor<float>& c, int64_t mLen, int64_t nLen, int64_t kLen, bool init) {{
     LocalTensor<{t}> a2 = a2Que.DeQue<{t}>();
     LocalTensor<{t}> b2 = b2Que.DeQue<{t}>();
-    MmadParams p;
-    p.m = static_cast<uint16_t>(mLen);
-    p.n = static_cast<uint16_t>(nLen);
-    p.k = static_cast<uint16_t>(kLen);
-    p.cmatrixInitVal = init;
-    Mmad(c, a2, b2, p);
+    // MmadParams(m, n, k, unitFlag, cmatrixSource, cmatrixInitVal): init starts C from zero.
+    Mmad(c, a2, b2, MmadParams(static_cast<uint16_t>(mLen), static_cast<uint16_t>(nLen), static_cast<uint16_t>(kLen), 0,
+                               false, init));
     a2Que.FreeTensor(a2);
     b2Que.FreeTensor(b2);
   }}
   __aicore__ inline void CopyOut(int64_t bt, int64_t tm, int64_t tn, int64_t mLen, int64_t nLen) {{
     LocalTensor<float> c = c1Que.DeQue<float>();
-    FixpipeParamsV220 p;
-    p.nSize = static_cast<uint16_t>(nLen);
-    p.mSize = static_cast<uint16_t>(mLen);
-    p.srcStride = static_cast<uint16_t>(Up16(mLen));
-    p.dstStride = static_cast<uint32_t>(tiling_.n);
+    // FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn): L0C NZ -> GM ND rows.
+    FixpipeParamsV220 p(static_cast<uint16_t>(nLen), static_cast<uint16_t>(mLen), static_cast<uint16_t>(Up16(mLen)),
+                        static_cast<uint32_t>(tiling_.n), false);
     p.quantPre = {quant};
     Fixpipe(cGm[bt * tiling_.m * tiling_.n + tm * tiling_.base_m * tiling_.n + tn * tiling_.base_n], c, p);
     c1Que.FreeTensor(c);{cross_core}

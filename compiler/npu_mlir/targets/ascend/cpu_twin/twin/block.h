@@ -37,37 +37,16 @@ namespace AscendC {
 }
 
 namespace twin {
+enum class CoreType { AIV, AIC };
 struct BlockContext {
-  int64_t idx = 0;
-  int64_t num = 1;
+  int64_t idx = 0;      // GetBlockIdx: AIC index, or AIV index (2 per AIC in a 1:2 mix launch)
+  int64_t num = 1;      // GetBlockNum: blocks of the launch
+  int64_t sub = 0;      // GetSubBlockIdx
+  int64_t ratio = 1;    // GetTaskRatio
+  CoreType core = CoreType::AIV;
+  bool mix = false;     // launched as 1 AIC : 2 AIV groups
 };
 inline thread_local BlockContext block;
 }  // namespace twin
 
-inline int64_t GetBlockIdx() { return twin::block.idx; }
-inline int64_t GetBlockNum() { return twin::block.num; }
-
-// Runs every block of a launch, one host thread per block, as the AI-core pool
-// does: blocks share global memory and nothing else.
-inline void RunBlocks(uint32_t blockDim, const std::function<void()>& body) {
-  std::vector<std::thread> cores;
-  for (uint32_t i = 0; i < blockDim; ++i) {
-    cores.emplace_back([i, blockDim, &body] {
-      twin::block = {static_cast<int64_t>(i), static_cast<int64_t>(blockDim)};
-      body();
-    });
-  }
-  for (auto& t : cores) t.join();
-}
-
-// Runs one block on the calling thread: the entry the runtime's aclrtKernelFunc uses.
-inline void RunBlock(uint32_t blockIdx, uint32_t blockDim, const std::function<void()>& body) {
-  twin::block = {static_cast<int64_t>(blockIdx), static_cast<int64_t>(blockDim)};
-  body();
-}
-
 }  // namespace AscendC
-
-// CANN's CPU debug launcher: ICPU_RUN_KF(kernel, blockDim, args...).
-#define ICPU_RUN_KF(kernel, blockDim, ...) \
-  ::AscendC::RunBlocks((blockDim), [&] { kernel(__VA_ARGS__); })

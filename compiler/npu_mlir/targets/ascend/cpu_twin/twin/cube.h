@@ -1,15 +1,17 @@
-// Cube-unit subset: GM -> L1 (ND to NZ), L1 -> L0A/L0B (LoadData), Mmad into
-// L0C, Fixpipe L0C -> GM. Fractals are 512 bytes: 16 rows x C0 columns with
-// C0 = 32 / sizeof(T) (16 for fp16/bf16, 8 for fp32).
-//
-// Layouts (element (r, c) of the tile held in each buffer):
-//   L1 (Nd2Nz)  [c / C0][R16][C0]                     R16 = rows padded to 16
-//   L0A (zZ)    fractal (r / 16, c / C0) at index (r/16) * K1 + c/C0, row-major inside
-//   L0B         fractal (k / 16, n / C0) at index (k/16) * N1 + n/C0, row-major inside
-//   L0C (NZ)    fp32 fractal (n / 16, m / 16) at index (n/16) * M1 + m/16, 16x16 row-major
-// Simplification against hardware: L0B keeps B's fractals as k-rows x n-columns
-// (the hardware wants them transposed) and Mmad indexes it accordingly; the
-// arithmetic, the fractal padding and the capacity limits are those of the hardware.
+// Cube-unit subset: GM -> L1 (DataCopy Nd2Nz), L1 -> L0A / L0B (LoadData, LoadDataWithTranspose),
+// Mmad into L0C, Fixpipe L0C -> GM or L1. A fractal is 512 bytes; C0 = 32 / sizeof(T) elements
+// (16 for fp16/bf16, 8 for fp32). The layouts are the hardware's (AscendC Mmad documentation):
+//   L1 (Nd2Nz)  NZ: column groups of C0, each holding its rows one after the other:
+//               (r, c) at (c / C0) * dstNzC0Stride * C0 + r * dstNzNStride * C0 + c % C0
+//   L0A  A[m][k] "zZ": 16 x C0 fractals, row-major between and inside:
+//               fractal (m / 16) * K1 + k / C0, element (m % 16) * C0 + k % C0
+//   L0B  B[k][n] "nZ": C0 x 16 fractals, row-major between, column-major inside:
+//               fractal (k / C0) * N1 + n / 16, element (n % 16) * C0 + k % C0
+//   L0C  C[m][n] "NZ": 16 x 16 fractals, column-major between, row-major inside:
+//               fractal (n / 16) * M1 + m / 16, element (m % 16) * 16 + n % 16
+// with M1 = ceil(m / 16), K1 = ceil(k / C0), N1 = ceil(n / 16). So a B copied into L1 in NZ
+// ([k][n] rows) reaches L0B only through a transposing load, and a B stored transposed ([n][k])
+// reaches it through a plain one - the reverse of A.
 #pragma once
 
 #include <cstdint>
@@ -19,74 +21,183 @@ namespace AscendC {
 template <typename T>
 constexpr uint32_t TwinC0() { return 32 / sizeof(T); }
 
+inline void TwinCheckSpace(TPosition pos, std::initializer_list<TPosition> allowed, const char* op, const TwinLoc& loc) {
+  for (TPosition p : allowed)
+    if (SpaceOf(p) == SpaceOf(pos)) return;
+  char msg[160];
+  std::snprintf(msg, sizeof msg, "%s on a tensor in %s, which this instruction cannot address", op,
+                SpaceName(SpaceOf(pos)));
+  TwinFailAt(loc, msg);
+}
+
 struct Nd2NzParams {
-  uint16_t ndNum = 1;
-  uint16_t nValue = 0;             // rows copied
-  uint16_t dValue = 0;             // columns copied
-  uint16_t srcNdMatrixStride = 0;
+  Nd2NzParams() = default;
+  Nd2NzParams(uint16_t ndNumIn, uint16_t nValueIn, uint16_t dValueIn, uint16_t srcNdMatrixStrideIn,
+              uint16_t srcDValueIn, uint16_t dstNzC0StrideIn, uint16_t dstNzNStrideIn, uint16_t dstNzMatrixStrideIn)
+      : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
+        srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
+        dstNzMatrixStride(dstNzMatrixStrideIn) {}
+  uint16_t ndNum = 0;              // ND matrices copied
+  uint16_t nValue = 0;             // rows of each
+  uint16_t dValue = 0;             // columns of each
+  uint16_t srcNdMatrixStride = 0;  // elements between the source matrices
   uint16_t srcDValue = 0;          // source row stride, elements
-  uint16_t dstNzC0Stride = 0;      // distance between C0 column groups, in C0 blocks (= padded rows)
-  uint16_t dstNzNStride = 1;       // distance between rows, in C0 blocks
-  uint16_t dstNzMatrixStride = 0;
+  uint16_t dstNzC0Stride = 0;      // C0 rows between column groups in L1
+  uint16_t dstNzNStride = 0;       // C0 rows between rows in L1
+  uint16_t dstNzMatrixStride = 0;  // elements between the destination matrices
 };
 
+// GM (ND) -> L1 (NZ), on MTE2.
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p) {
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p, TwinLoc loc = {}) {
+  TwinCheckSpace(dst.GetPosition(), {TPosition::A1}, "DataCopy Nd2Nz", loc);
   constexpr uint32_t c0 = TwinC0<T>();
-  uint64_t last = (uint64_t{p.dValue} - 1) / c0 * p.dstNzC0Stride * c0 + (uint64_t{p.nValue} - 1) * p.dstNzNStride * c0 + c0;
-  TwinCheckRange(dst, last, "DataCopy Nd2Nz");
-  for (uint32_t r = 0; r < p.nValue; ++r)
-    for (uint32_t c = 0; c < p.dValue; ++c)
-      dst.SetValue((c / c0) * p.dstNzC0Stride * c0 + r * p.dstNzNStride * c0 + c % c0,
-                   src.GetValue(uint64_t{r} * p.srcDValue + c));
+  twin::Op op(twin::MTE2, loc, "DataCopy Nd2Nz");
+  for (uint32_t m = 0; m < p.ndNum; ++m) {
+    for (uint32_t r = 0; r < p.nValue; ++r) {
+      for (uint32_t c = 0; c < p.dValue; ++c) {
+        uint64_t at = uint64_t{m} * p.dstNzMatrixStride + (c / c0) * uint64_t{p.dstNzC0Stride} * c0 +
+                      uint64_t{r} * p.dstNzNStride * c0 + c % c0;
+        TwinCheckRangeAt(dst, at + 1, "DataCopy Nd2Nz", loc);
+        dst.TwinSet(static_cast<uint32_t>(at), src.TwinGet(uint64_t{m} * p.srcNdMatrixStride + uint64_t{r} * p.srcDValue + c));
+        op.Write(dst.GetPhyAddr() + at, sizeof(T));
+      }
+    }
+  }
 }
 
+template <typename T>
 struct InitConstValueParams {
-  uint16_t repeatTimes = 1;   // 512-byte blocks to fill
-  uint16_t blockNum = 16;
-  uint16_t dstGap = 0;
-  uint32_t initValue = 0;
+  InitConstValueParams() = default;
+  InitConstValueParams(uint16_t repeatTimesIn, uint16_t blockNumIn, uint16_t dstGapIn, T initValueIn)
+      : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+  InitConstValueParams(uint16_t repeatTimesIn, T initValueIn) : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+  uint16_t repeatTimes = 0;  // iterations
+  uint16_t blockNum = 0;     // 32-byte blocks set per iteration
+  uint16_t dstGap = 0;       // 32-byte blocks skipped between iterations
+  T initValue = T(0);
 };
 
-// Zeroes the fractal padding in L1, which Mmad reads like any other element.
-template <typename T>
-inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams& p) {
-  uint32_t n = uint32_t{p.repeatTimes} * 512u / sizeof(T);
-  TwinCheckRange(dst, n, "InitConstValue");
-  for (uint32_t i = 0; i < n; ++i) dst.SetValue(i, T(static_cast<float>(p.initValue)));
+// Fills L1 (on MTE2) or L0A / L0B (on MTE1), e.g. the fractal padding Mmad multiplies.
+template <typename T, typename U>
+inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<U>& p, TwinLoc loc = {}) {
+  TwinCheckSpace(dst.GetPosition(), {TPosition::A1, TPosition::A2, TPosition::B2}, "InitConstValue", loc);
+  twin::Op op(SpaceOf(dst.GetPosition()) == TwinSpace::L1 ? twin::MTE2 : twin::MTE1, loc, "InitConstValue");
+  const uint32_t perBlock = 32 / sizeof(T);
+  for (uint32_t r = 0; r < p.repeatTimes; ++r) {
+    uint64_t base = uint64_t{r} * (uint64_t{p.blockNum} + p.dstGap) * perBlock;
+    uint64_t n = uint64_t{p.blockNum} * perBlock;
+    TwinCheckRangeAt(dst, base + n, "InitConstValue", loc);
+    for (uint64_t i = 0; i < n; ++i) dst.TwinSet(static_cast<uint32_t>(base + i), static_cast<T>(p.initValue));
+    op.Write(dst.GetPhyAddr() + base, n * sizeof(T));
+  }
 }
 
-struct LoadData2dParams {
-  uint16_t startIndex = 0;  // first fractal of the source
-  uint8_t repeatTimes = 1;  // fractals copied
-  uint16_t srcStride = 1;   // source fractals between copies
-  uint8_t sid = 0;
-  uint16_t dstGap = 0;      // destination fractals skipped between copies
+using LoadData2dParams = struct LoadData2DParams;
+struct LoadData2DParams {
+  LoadData2DParams() = default;
+  LoadData2DParams(uint16_t startIndexIn, uint8_t repeatTimesIn, uint16_t srcStrideIn, uint8_t sidIn,
+                   uint16_t dstGapIn, bool ifTransposeIn, uint8_t addrModeIn)
+      : startIndex(startIndexIn), dstGap(dstGapIn), srcStride(srcStrideIn), ifTranspose(ifTransposeIn),
+        repeatTimes(repeatTimesIn), sid(sidIn), addrMode(addrModeIn) {}
+  uint16_t startIndex = 0;  // first source fractal
+  uint16_t dstGap = 0;      // destination fractals skipped between iterations
+  uint16_t srcStride = 0;   // source fractals between iterations
   bool ifTranspose = false;
+  uint8_t repeatTimes = 0;  // fractals moved (0: nothing)
+  uint8_t sid = 0;
+  uint8_t addrMode = 0;     // 0: source index increases, 1: decreases
+};
+
+// L1 -> L0A / L0B on MTE1, one 512-byte fractal per iteration; ifTranspose transposes each
+// 16 x 16 fractal, which this instruction offers for 16-bit types only.
+template <typename T>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p, TwinLoc loc = {}) {
+  TwinCheckSpace(src.GetPosition(), {TPosition::A1}, "LoadData source", loc);
+  TwinCheckSpace(dst.GetPosition(), {TPosition::A2, TPosition::B2}, "LoadData destination", loc);
+  constexpr uint32_t frac = 512 / sizeof(T);
+  if (p.ifTranspose && sizeof(T) != 2)
+    TwinFailAt(loc, "LoadData2DParams::ifTranspose needs a 16-bit type; use LoadDataWithTranspose for 32-bit");
+  twin::Op op(twin::MTE1, loc, "LoadData");
+  for (uint32_t r = 0; r < p.repeatTimes; ++r) {
+    int64_t idx = p.addrMode ? int64_t{p.startIndex} - int64_t{r} * p.srcStride : int64_t{p.startIndex} + int64_t{r} * p.srcStride;
+    if (idx < 0) TwinFailAt(loc, "LoadData source fractal index below zero (addrMode decreasing)");
+    uint64_t s = static_cast<uint64_t>(idx) * frac, d = uint64_t{r} * (1u + p.dstGap) * frac;
+    TwinCheckRangeAt(src, s + frac, "LoadData source", loc);
+    TwinCheckRangeAt(dst, d + frac, "LoadData destination", loc);
+    op.Read(src.GetPhyAddr() + s, 512);
+    op.Write(dst.GetPhyAddr() + d, 512);
+    for (uint32_t i = 0; i < frac; ++i) {
+      uint32_t from = p.ifTranspose ? (i % 16) * 16 + i / 16 : i;
+      dst.TwinSet(static_cast<uint32_t>(d + i), src.TwinGet(static_cast<uint32_t>(s + from)));
+    }
+  }
+}
+
+struct LoadData2dTransposeParams {
+  LoadData2dTransposeParams() = default;
+  LoadData2dTransposeParams(uint16_t startIndexIn, uint8_t repeatTimesIn, uint16_t srcStrideIn, uint16_t dstGapIn,
+                            uint16_t dstfracGapIn, uint8_t addrModeIn)
+      : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+        dstFracGap(dstfracGapIn), addrMode(addrModeIn) {}
+  LoadData2dTransposeParams(uint16_t startIndexIn, uint8_t repeatTimesIn, uint16_t srcStrideIn, uint16_t dstGapIn,
+                            uint16_t dstfracGapIn)
+      : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+        dstFracGap(dstfracGapIn) {}
+  uint16_t startIndex = 0;  // first square, in squares
+  uint8_t repeatTimes = 0;
+  uint16_t srcStride = 0;   // squares between iterations
+  uint16_t dstGap = 0;      // fractals from one iteration's first output fractal's end to the next one's
+  uint16_t dstFracGap = 0;  // fractals between the two output fractals of one 32-bit iteration
   uint8_t addrMode = 0;
 };
 
-// Copies `repeatTimes` fractals; with ifTranspose each 16x16 fractal is transposed on the way,
-// which the hardware offers for 16-bit types only.
+// L1 -> L0A / L0B on MTE1 with a transpose, for 16- and 32-bit types. 16-bit: each iteration
+// transposes one 16 x 16 fractal. 32-bit: each iteration takes two consecutive 16 x 8 fractals as
+// the left and right halves of a 16 x 16 square, transposes the square and writes its left and
+// right halves as two 16 x 8 fractals, dstFracGap apart.
 template <typename T>
-inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dParams& p) {
-  constexpr uint32_t frac = 512 / sizeof(T);
-  if (p.ifTranspose && sizeof(T) != 2) TwinFail("LoadData ifTranspose needs a 16-bit type (16x16 fractals)");
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                  const LoadData2dTransposeParams& p, TwinLoc loc = {}) {
+  TwinCheckSpace(src.GetPosition(), {TPosition::A1}, "LoadDataWithTranspose source", loc);
+  TwinCheckSpace(dst.GetPosition(), {TPosition::A2, TPosition::B2}, "LoadDataWithTranspose destination", loc);
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "the twin's LoadDataWithTranspose models 16- and 32-bit types");
+  constexpr uint32_t frac = 512 / sizeof(T), fracs = sizeof(T) / 2;  // fractals per square
+  twin::Op op(twin::MTE1, loc, "LoadDataWithTranspose");
   for (uint32_t r = 0; r < p.repeatTimes; ++r) {
-    LocalTensor<T> s = src[(uint32_t{p.startIndex} + r * p.srcStride) * frac];
-    LocalTensor<T> d = dst[r * (1u + p.dstGap) * frac];
-    TwinCheckRange(s, frac, "LoadData source");
-    TwinCheckRange(d, frac, "LoadData destination");
-    if (!p.ifTranspose) {
-      std::memcpy(d.GetPhyAddr(), s.GetPhyAddr(), 512);
+    int64_t idx = p.addrMode ? int64_t{p.startIndex} - int64_t{r} * p.srcStride : int64_t{p.startIndex} + int64_t{r} * p.srcStride;
+    if (idx < 0) TwinFailAt(loc, "LoadDataWithTranspose source index below zero (addrMode decreasing)");
+    uint64_t s = static_cast<uint64_t>(idx) * fracs * frac;
+    uint64_t d0 = uint64_t{r} * (1u + p.dstGap) * frac, d1 = d0 + (1u + p.dstFracGap) * frac;
+    TwinCheckRangeAt(src, s + fracs * frac, "LoadDataWithTranspose source", loc);
+    TwinCheckRangeAt(dst, (fracs == 2 ? d1 : d0) + frac, "LoadDataWithTranspose destination", loc);
+    op.Read(src.GetPhyAddr() + s, fracs * 512);
+    op.Write(dst.GetPhyAddr() + d0, 512);
+    if (fracs == 2) op.Write(dst.GetPhyAddr() + d1, 512);
+    if (fracs == 1) {
+      for (uint32_t i = 0; i < 256; ++i)
+        dst.TwinSet(static_cast<uint32_t>(d0 + i), src.TwinGet(static_cast<uint32_t>(s + (i % 16) * 16 + i / 16)));
       continue;
     }
-    for (uint32_t i = 0; i < 16; ++i)
-      for (uint32_t j = 0; j < 16; ++j) d.SetValue(i * 16 + j, s.GetValue(j * 16 + i));
+    // square[row][col] = col < 8 ? F0[row][col] : F1[row][col - 8]; out = square^T.
+    T square[16][16];
+    for (uint32_t row = 0; row < 16; ++row)
+      for (uint32_t col = 0; col < 16; ++col)
+        square[row][col] = src.TwinGet(static_cast<uint32_t>(s + (col / 8) * frac + row * 8 + col % 8));
+    for (uint32_t row = 0; row < 16; ++row)
+      for (uint32_t col = 0; col < 16; ++col)
+        dst.TwinSet(static_cast<uint32_t>((col < 8 ? d0 : d1) + row * 8 + col % 8), square[col][row]);
   }
 }
 
 struct MmadParams {
+  MmadParams() = default;
+  MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, bool isBiasIn, int32_t fmOffsetIn, bool enSsparseIn,
+             bool enWinogradAIn, bool enWinogradBIn)
+      : m(mIn), n(nIn), k(kIn), isBias(isBiasIn), fmOffset(fmOffsetIn), enSsparse(enSsparseIn),
+        enWinogradA(enWinogradAIn), enWinogradB(enWinogradBIn) {}
+  MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, uint8_t unitFlagIn, bool cmatrixSourceIn, bool cmatrixInitValIn)
+      : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn), cmatrixInitVal(cmatrixInitValIn) {}
   uint16_t m = 0;
   uint16_t n = 0;
   uint16_t k = 0;
@@ -97,59 +208,121 @@ struct MmadParams {
   bool enWinogradB = false;
   uint8_t unitFlag = 0;
   bool kDirectionAlign = false;
-  bool cmatrixSource = false;
-  bool cmatrixInitVal = true;  // true: C = A*B, false: C += A*B
+  bool cmatrixSource = false;  // true: the initial C comes from the bias table
+  bool cmatrixInitVal = true;  // true: C = A * B, false: C += A * B
 };
 
-// The cube multiplies whole fractals: k runs to the 16-padded depth, so the
-// padding of A and B must be zero (InitConstValue) or it pollutes the result.
+// C (L0C) [+]= A (L0A) * B (L0B) on the cube (PIPE_M), over whole fractals: k runs to a multiple
+// of C0, so the padding of A and B along k must be zero (InitConstValue) or it pollutes C.
 template <typename C, typename T>
-inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b, const MmadParams& p) {
+inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b, const MmadParams& p,
+                 TwinLoc loc = {}) {
+  TwinCheckSpace(c.GetPosition(), {TPosition::CO1}, "Mmad C", loc);
+  TwinCheckSpace(a.GetPosition(), {TPosition::A2}, "Mmad A", loc);
+  TwinCheckSpace(b.GetPosition(), {TPosition::B2}, "Mmad B", loc);
+  if (p.isBias || p.cmatrixSource || p.enSsparse || p.enWinogradA || p.enWinogradB || p.fmOffset != 0)
+    TwinFailAt(loc, "Mmad with bias, sparse, winograd or fmOffset is not modelled by the twin");
   constexpr uint32_t c0 = TwinC0<T>();
-  const uint32_t m1 = (p.m + 15u) / 16u, n1c = (p.n + c0 - 1u) / c0, k16 = (p.k + 15u) / 16u * 16u;
-  const uint32_t k1 = k16 / c0;
-  TwinCheckRange(a, uint64_t{m1} * 16u * k16, "Mmad A (L0A)");
-  TwinCheckRange(b, uint64_t{k16} * n1c * c0, "Mmad B (L0B)");
-  TwinCheckRange(c, uint64_t{(p.n + 15u) / 16u} * m1 * 256u, "Mmad C (L0C)");
-  for (uint32_t m = 0; m < p.m; ++m) {
-    for (uint32_t n = 0; n < p.n; ++n) {
+  const uint32_t m1 = (p.m + 15u) / 16u, n1 = (p.n + 15u) / 16u, k1 = (p.k + c0 - 1u) / c0;
+  TwinCheckRangeAt(a, uint64_t{m1} * k1 * 16u * c0, "Mmad A (L0A)", loc);
+  TwinCheckRangeAt(b, uint64_t{k1} * n1 * c0 * 16u, "Mmad B (L0B)", loc);
+  TwinCheckRangeAt(c, uint64_t{m1} * n1 * 256u, "Mmad C (L0C)", loc);
+  twin::Op op(twin::M, loc, "Mmad");
+  op.Read(a.GetPhyAddr(), uint64_t{m1} * k1 * 512u);
+  op.Read(b.GetPhyAddr(), uint64_t{k1} * n1 * 512u);
+  if (!p.cmatrixInitVal) op.Read(c.GetPhyAddr(), uint64_t{m1} * n1 * 256u * sizeof(C));
+  op.Write(c.GetPhyAddr(), uint64_t{m1} * n1 * 256u * sizeof(C));
+  for (uint32_t m = 0; m < m1 * 16; ++m) {
+    for (uint32_t n = 0; n < n1 * 16; ++n) {
       float acc = 0.0f;
-      for (uint32_t k = 0; k < k16; ++k) {
-        float av = static_cast<float>(a.GetValue(((m / 16) * k1 + k / c0) * 16 * c0 + (m % 16) * c0 + k % c0));
-        float bv = static_cast<float>(b.GetValue(((k / 16) * n1c + n / c0) * 16 * c0 + (k % 16) * c0 + n % c0));
+      for (uint32_t k = 0; k < k1 * c0; ++k) {
+        float av = static_cast<float>(a.TwinGet(((m / 16) * k1 + k / c0) * 16 * c0 + (m % 16) * c0 + k % c0));
+        float bv = static_cast<float>(b.TwinGet(((k / c0) * n1 + n / 16) * c0 * 16 + (n % 16) * c0 + k % c0));
         acc += av * bv;
       }
       uint32_t ci = ((n / 16) * m1 + m / 16) * 256 + (m % 16) * 16 + n % 16;
-      float prev = p.cmatrixInitVal ? 0.0f : static_cast<float>(c.GetValue(ci));
-      c.SetValue(ci, C(prev + acc));
+      float prev = p.cmatrixInitVal ? 0.0f : static_cast<float>(c.TwinGet(ci));
+      c.TwinSet(ci, C(prev + acc));
     }
   }
 }
 
-enum class QuantMode_t { NoQuant, F322F16, F322BF16 };
+enum class QuantMode_t { NoQuant, F322F16, F322BF16, DEQF16, VDEQF16, QF322B8_PRE, VQF322B8_PRE, REQ8, VREQ8, DEQS322F16 };
+
+enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
+struct FixpipeConfig {
+  CO2Layout format;
+};
+constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
+constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
+constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR};
 
 struct FixpipeParamsV220 {
+  FixpipeParamsV220() = default;
+  FixpipeParamsV220(uint16_t nSizeIn, uint16_t mSizeIn, uint16_t srcStrideIn, uint32_t dstStrideIn, bool reluEnIn)
+      : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
+  FixpipeParamsV220(uint16_t nSizeIn, uint16_t mSizeIn, uint16_t srcStrideIn, uint32_t dstStrideIn, bool reluEnIn,
+                    QuantMode_t quantPreIn, int64_t deqScalarIn, uint16_t ndNumIn, uint16_t srcNdStrideIn,
+                    uint16_t dstNdStrideIn, uint8_t unitFlagIn)
+      : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), quantPre(quantPreIn),
+        deqScalar(static_cast<uint64_t>(deqScalarIn)), ndNum(ndNumIn), srcNdStride(srcNdStrideIn),
+        dstNdStride(dstNdStrideIn), reluEn(reluEnIn), unitFlag(unitFlagIn) {}
   uint16_t nSize = 0;
   uint16_t mSize = 0;
-  uint16_t srcStride = 0;  // rows of an L0C fractal column (m padded to 16)
-  uint32_t dstStride = 0;  // GM row stride, elements
+  uint16_t srcStride = 0;  // C0 rows (16 elements) between the fractal columns of L0C: m padded to 16
+  uint32_t dstStride = 0;  // ND row stride of the destination, elements
   QuantMode_t quantPre = QuantMode_t::NoQuant;
+  uint64_t deqScalar = 0;
+  uint16_t ndNum = 1;
+  uint16_t srcNdStride = 0;
+  uint16_t dstNdStride = 0;
   bool reluEn = false;
   uint8_t unitFlag = 0;
+  bool isChannelSplit = false;
 };
 
-// L0C (NZ, fp32) -> GM (ND), converting to the output dtype on the way.
-template <typename D, typename C>
-inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p) {
-  TwinCheckRange(src, uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u, "Fixpipe source (L0C)");
-  GlobalTensor<D> out = dst;
+namespace twin {
+// L0C (NZ) -> ND rows, converting on the way: the body of both Fixpipe destinations.
+template <typename D, typename C, typename Store>
+inline void FixpipeRows(const LocalTensor<C>& src, const FixpipeParamsV220& p, const TwinLoc& loc, Store store) {
+  TwinCheckSpace(src.GetPosition(), {TPosition::CO1}, "Fixpipe source", loc);
+  if (p.ndNum != 1 || p.isChannelSplit) TwinFailAt(loc, "Fixpipe with ndNum != 1 or channel split is not modelled by the twin");
+  if (p.quantPre != QuantMode_t::NoQuant && p.quantPre != QuantMode_t::F322F16 && p.quantPre != QuantMode_t::F322BF16)
+    TwinFailAt(loc, "Fixpipe quantPre other than NoQuant / F322F16 / F322BF16 is not modelled by the twin");
+  if (p.quantPre == QuantMode_t::NoQuant && sizeof(D) != sizeof(C))
+    TwinFailAt(loc, "Fixpipe to a narrower dtype needs quantPre F322F16 / F322BF16");
+  if (p.srcStride < p.mSize) TwinFailAt(loc, "Fixpipe srcStride (L0C column height) is below mSize");
+  const uint32_t n1 = (p.nSize + 15u) / 16u;
+  TwinCheckRangeAt(src, uint64_t{n1 - (n1 ? 1 : 0)} * p.srcStride * 16u + uint64_t{p.mSize} * 16u, "Fixpipe source (L0C)", loc);
   for (uint32_t m = 0; m < p.mSize; ++m) {
     for (uint32_t n = 0; n < p.nSize; ++n) {
-      float v = static_cast<float>(src.GetValue((n / 16) * p.srcStride * 16 + m * 16 + n % 16));
+      float v = static_cast<float>(src.TwinGet((n / 16) * p.srcStride * 16 + m * 16 + n % 16));
       if (p.reluEn && v < 0.0f) v = 0.0f;
-      out.SetValue(uint64_t{m} * p.dstStride + n, D(v));
+      store(uint64_t{m} * p.dstStride + n, D(v));
     }
   }
+}
+}  // namespace twin
+
+// L0C -> GM on FIX.
+template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
+  static_assert(config.format == CO2Layout::ROW_MAJOR, "the twin models Fixpipe to ND (CFG_ROW_MAJOR) only");
+  twin::Op op(twin::FIX, loc, "Fixpipe");
+  op.Read(src.GetPhyAddr(), uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u * sizeof(C));
+  twin::FixpipeRows<D>(src, p, loc, [&dst](uint64_t i, D v) { twin::GmStore(dst.GetPhyAddr() + i, &v, 1); });
+}
+
+// L0C -> L1 on FIX (e.g. to feed the result into the next Mmad).
+template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const LocalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
+  static_assert(config.format == CO2Layout::ROW_MAJOR, "the twin models Fixpipe to ND (CFG_ROW_MAJOR) only");
+  TwinCheckSpace(dst.GetPosition(), {TPosition::A1}, "Fixpipe destination", loc);
+  TwinCheckRangeAt(dst, uint64_t{p.mSize ? p.mSize - 1u : 0u} * p.dstStride + p.nSize, "Fixpipe destination (L1)", loc);
+  twin::Op op(twin::FIX, loc, "Fixpipe");
+  op.Read(src.GetPhyAddr(), uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u * sizeof(C));
+  op.Write(dst.GetPhyAddr(), (uint64_t{p.mSize ? p.mSize - 1u : 0u} * p.dstStride + p.nSize) * sizeof(D));
+  twin::FixpipeRows<D>(src, p, loc, [&dst](uint64_t i, D v) { dst.TwinSet(static_cast<uint32_t>(i), v); });
 }
 
 }  // namespace AscendC

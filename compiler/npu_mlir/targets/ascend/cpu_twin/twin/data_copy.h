@@ -1,4 +1,5 @@
-// DataCopy / DataCopyPad between global and local memory (MTE2 / MTE3 in hardware).
+// DataCopy / DataCopyPad between global and local memory: GM -> local on MTE2, local -> GM on
+// MTE3, UB -> UB on V.
 #pragma once
 
 #include <cstdint>
@@ -6,40 +7,109 @@
 
 namespace AscendC {
 
-// The MTEs move whole 32-byte blocks: an unaligned DataCopy silently moves the
-// wrong bytes on hardware, so the twin refuses it (DataCopyPad is the tail path).
-inline void TwinCheckAligned(uint64_t bytes, const char* op) {
+// The MTEs move whole 32-byte blocks: an unaligned DataCopy silently moves the wrong bytes on
+// hardware, so the twin refuses it (DataCopyPad is the tail path).
+inline void TwinCheckAligned(uint64_t bytes, const char* op, const TwinLoc& loc = {}) {
   if (bytes % 32 != 0) {
-    char msg[128];
+    char msg[160];
     std::snprintf(msg, sizeof msg, "%s of %llu bytes is not a multiple of 32 (use DataCopyPad)", op,
                   static_cast<unsigned long long>(bytes));
-    TwinFail(msg);
+    TwinFailAt(loc, msg);
   }
 }
 
+// Counts in elements (a multiple of 32 bytes).
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
-  TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy GM->local");
-  TwinCheckRange(dst, count, "DataCopy GM->local");
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, TwinLoc loc = {}) {
+  TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy GM->local", loc);
+  TwinCheckRangeAt(dst, count, "DataCopy GM->local", loc);
+  twin::Op(twin::MTE2, loc, "DataCopy").Write(dst.GetPhyAddr(), uint64_t{count} * sizeof(T));
   std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), uint64_t{count} * sizeof(T));
 }
 
 template <typename T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
-  TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->GM");
-  TwinCheckRange(src, count, "DataCopy local->GM");
-  std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), uint64_t{count} * sizeof(T));
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, TwinLoc loc = {}) {
+  TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->GM", loc);
+  TwinCheckRangeAt(src, count, "DataCopy local->GM", loc);
+  twin::Op(twin::MTE3, loc, "DataCopy").Read(src.GetPhyAddr(), uint64_t{count} * sizeof(T));
+  twin::GmStore(dst.GetPhyAddr(), src.GetPhyAddr(), count);
 }
 
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
-  TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->local");
-  TwinCheckRange(dst, count, "DataCopy local->local");
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, TwinLoc loc = {}) {
+  TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->local", loc);
+  TwinCheckRangeAt(dst, count, "DataCopy local->local", loc);
+  TwinCheckRangeAt(src, count, "DataCopy local->local", loc);
+  // UB -> UB runs on the vector pipe; UB -> L1 on MTE3.
+  twin::Op op(SpaceOf(dst.GetPosition()) == TwinSpace::UB ? twin::V : twin::MTE3, loc, "DataCopy");
+  op.Read(src.GetPhyAddr(), uint64_t{count} * sizeof(T));
+  op.Write(dst.GetPhyAddr(), uint64_t{count} * sizeof(T));
   std::memmove(dst.GetPhyAddr(), src.GetPhyAddr(), uint64_t{count} * sizeof(T));
+}
+
+// blockCount blocks of blockLen 32-byte units; the strides are the gaps between blocks, in
+// 32-byte units on both sides.
+struct DataCopyParams {
+  DataCopyParams() = default;
+  DataCopyParams(uint16_t count, uint16_t len, uint16_t srcStrideIn, uint16_t dstStrideIn)
+      : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn) {}
+  uint16_t blockCount = 1;
+  uint16_t blockLen = 0;
+  uint16_t srcStride = 0;
+  uint16_t dstStride = 0;
+};
+
+namespace twin {
+template <typename D, typename S>
+inline void CopyBlocks(D* dst, const S* src, const DataCopyParams& p) {
+  auto* d = reinterpret_cast<uint8_t*>(dst);
+  auto* s = reinterpret_cast<const uint8_t*>(src);
+  for (uint32_t b = 0; b < p.blockCount; ++b)
+    std::memmove(d + uint64_t{b} * (p.blockLen + p.dstStride) * 32, s + uint64_t{b} * (p.blockLen + p.srcStride) * 32,
+                 uint64_t{p.blockLen} * 32);
+}
+inline uint64_t SpanBytes(uint16_t count, uint16_t len, uint16_t gap) {
+  return count == 0 ? 0 : (uint64_t{count - 1u} * (len + gap) + len) * 32;
+}
+}  // namespace twin
+
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p, TwinLoc loc = {}) {
+  TwinCheckRangeAt(dst, twin::SpanBytes(p.blockCount, p.blockLen, p.dstStride) / sizeof(T), "DataCopy GM->local", loc);
+  twin::Op op(twin::MTE2, loc, "DataCopy");
+  for (uint32_t b = 0; b < p.blockCount; ++b)
+    op.Write(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()) + uint64_t{b} * (p.blockLen + p.dstStride) * 32, uint64_t{p.blockLen} * 32);
+  twin::CopyBlocks(dst.GetPhyAddr(), src.GetPhyAddr(), p);
+}
+
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, TwinLoc loc = {}) {
+  TwinCheckRangeAt(src, twin::SpanBytes(p.blockCount, p.blockLen, p.srcStride) / sizeof(T), "DataCopy local->GM", loc);
+  twin::Op op(twin::MTE3, loc, "DataCopy");
+  for (uint32_t b = 0; b < p.blockCount; ++b)
+    op.Read(reinterpret_cast<const uint8_t*>(src.GetPhyAddr()) + uint64_t{b} * (p.blockLen + p.srcStride) * 32, uint64_t{p.blockLen} * 32);
+  for (uint32_t b = 0; b < p.blockCount; ++b)
+    twin::GmStore(dst.GetPhyAddr() + uint64_t{b} * (p.blockLen + p.dstStride) * 32 / sizeof(T),
+                  src.GetPhyAddr() + uint64_t{b} * (p.blockLen + p.srcStride) * 32 / sizeof(T), uint64_t{p.blockLen} * 32 / sizeof(T));
+}
+
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, TwinLoc loc = {}) {
+  TwinCheckRangeAt(dst, twin::SpanBytes(p.blockCount, p.blockLen, p.dstStride) / sizeof(T), "DataCopy local->local", loc);
+  TwinCheckRangeAt(src, twin::SpanBytes(p.blockCount, p.blockLen, p.srcStride) / sizeof(T), "DataCopy local->local", loc);
+  twin::Op op(SpaceOf(dst.GetPosition()) == TwinSpace::UB ? twin::V : twin::MTE3, loc, "DataCopy");
+  for (uint32_t b = 0; b < p.blockCount; ++b) {
+    op.Read(reinterpret_cast<const uint8_t*>(src.GetPhyAddr()) + uint64_t{b} * (p.blockLen + p.srcStride) * 32, uint64_t{p.blockLen} * 32);
+    op.Write(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()) + uint64_t{b} * (p.blockLen + p.dstStride) * 32, uint64_t{p.blockLen} * 32);
+  }
+  twin::CopyBlocks(dst.GetPhyAddr(), src.GetPhyAddr(), p);
 }
 
 // blockLen in bytes; GM-side strides in bytes, local-side strides in 32-byte blocks.
 struct DataCopyExtParams {
+  DataCopyExtParams() = default;
+  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn, uint32_t rsvIn)
+      : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
   uint16_t blockCount = 1;
   uint32_t blockLen = 0;
   uint32_t srcStride = 0;
@@ -49,24 +119,40 @@ struct DataCopyExtParams {
 
 template <typename T>
 struct DataCopyPadExtParams {
+  DataCopyPadExtParams() = default;
+  DataCopyPadExtParams(bool isPadValue, uint8_t leftPadValue, uint8_t rightPadValue, T padValue)
+      : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue) {}
   bool isPad = false;
   uint8_t leftPadding = 0;
   uint8_t rightPadding = 0;
   T paddingValue = T(0);
 };
 
+struct DataCopyPadParams {
+  DataCopyPadParams() = default;
+  DataCopyPadParams(bool isPadValue, uint8_t leftPadValue, uint8_t rightPadValue, uint64_t padValue)
+      : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue) {}
+  bool isPad = false;
+  uint8_t leftPadding = 0;
+  uint8_t rightPadding = 0;
+  uint64_t paddingValue = 0;
+};
+
 inline uint32_t TwinCeil32(uint32_t bytes) { return (bytes + 31u) / 32u * 32u; }
 
-// GM -> local: each block lands at a 32-byte boundary in local memory; the gap
-// up to it is filled with paddingValue when isPad (so a reduction can read it).
+// GM -> local: each block lands at a 32-byte boundary in local memory; the gap up to it is
+// filled with paddingValue when isPad (so a reduction can read it).
 template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
-                        const DataCopyPadExtParams<T>& pad) {
+                        const DataCopyPadExtParams<T>& pad, TwinLoc loc = {}) {
   const uint8_t* s = reinterpret_cast<const uint8_t*>(src.GetPhyAddr());
   uint8_t* d = reinterpret_cast<uint8_t*>(dst.GetPhyAddr());
   uint32_t dstBlock = TwinCeil32(p.blockLen) + p.dstStride * 32u;
-  TwinCheckRange(dst, uint64_t{dstBlock} * p.blockCount / sizeof(T), "DataCopyPad GM->local");
+  TwinCheckRangeAt(dst, (uint64_t{dstBlock} * (p.blockCount ? p.blockCount - 1u : 0u) + TwinCeil32(p.blockLen)) / sizeof(T),
+                   "DataCopyPad GM->local", loc);
+  twin::Op op(twin::MTE2, loc, "DataCopyPad");
   for (uint32_t b = 0; b < p.blockCount; ++b) {
+    op.Write(d + uint64_t{b} * dstBlock, TwinCeil32(p.blockLen));
     std::memcpy(d + uint64_t{b} * dstBlock, s + uint64_t{b} * (p.blockLen + p.srcStride), p.blockLen);
     if (pad.isPad) {
       T* fill = reinterpret_cast<T*>(d + uint64_t{b} * dstBlock + p.blockLen);
@@ -75,16 +161,34 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
   }
 }
 
+template <typename T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                        const DataCopyPadParams& pad, TwinLoc loc = {}) {
+  T value;
+  std::memcpy(&value, &pad.paddingValue, sizeof(T));
+  DataCopyPad(dst, src, DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0},
+              DataCopyPadExtParams<T>{pad.isPad, pad.leftPadding, pad.rightPadding, value}, loc);
+}
+
 // local -> GM: only blockLen bytes of each block reach global memory.
 template <typename T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p, TwinLoc loc = {}) {
   const uint8_t* s = reinterpret_cast<const uint8_t*>(src.GetPhyAddr());
   uint8_t* d = reinterpret_cast<uint8_t*>(dst.GetPhyAddr());
   uint32_t srcBlock = TwinCeil32(p.blockLen) + p.srcStride * 32u;
-  TwinCheckRange(src, uint64_t{srcBlock} * (p.blockCount - 1) / sizeof(T) + p.blockLen / sizeof(T),
-                 "DataCopyPad local->GM");
-  for (uint32_t b = 0; b < p.blockCount; ++b)
-    std::memcpy(d + uint64_t{b} * (p.blockLen + p.dstStride), s + uint64_t{b} * srcBlock, p.blockLen);
+  TwinCheckRangeAt(src, (uint64_t{srcBlock} * (p.blockCount ? p.blockCount - 1u : 0u) + p.blockLen) / sizeof(T),
+                   "DataCopyPad local->GM", loc);
+  twin::Op op(twin::MTE3, loc, "DataCopyPad");
+  for (uint32_t b = 0; b < p.blockCount; ++b) {
+    op.Read(s + uint64_t{b} * srcBlock, p.blockLen);
+    twin::GmStore(reinterpret_cast<T*>(d + uint64_t{b} * (p.blockLen + p.dstStride)),
+                  reinterpret_cast<const T*>(s + uint64_t{b} * srcBlock), p.blockLen / sizeof(T));
+  }
+}
+
+template <typename T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, TwinLoc loc = {}) {
+  DataCopyPad(dst, src, DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0}, loc);
 }
 
 }  // namespace AscendC

@@ -1,6 +1,8 @@
-// TPipe / TQue / TBuf of the CPU twin: per-core local memory with capacity
-// checks, and queues that enforce the AllocTensor -> EnQue -> DeQue -> FreeTensor
-// discipline the hardware pipeline relies on.
+// TPipe / TQue / TBuf of the CPU twin: per-core local memory with capacity checks, and queues
+// that enforce the AllocTensor -> EnQue -> DeQue -> FreeTensor discipline. A queue is also the
+// synchronisation a real core gets from it: EnQue/DeQue orders the position's consumer pipe
+// after its producer (VECIN: MTE2 -> V, VECOUT: V -> MTE3, A1/B1: MTE2 -> MTE1, A2/B2:
+// MTE1 -> M, CO1: M -> FIX), FreeTensor/AllocTensor the producer after the consumer.
 #pragma once
 
 #include <array>
@@ -11,7 +13,54 @@
 
 namespace AscendC {
 
-class TPipe;
+namespace twin {
+
+// The local memory of the calling thread's core, created on first use.
+inline Space& CoreSpace(TwinSpace s) {
+  static thread_local std::array<Space*, static_cast<size_t>(TwinSpace::COUNT)> cache{};
+  static thread_local Core* owner = nullptr;
+  Core& c = CurrentCore();
+  if (owner != &c) {
+    cache = {};
+    owner = &c;
+  }
+  Space*& slot = cache[static_cast<size_t>(s)];
+  if (slot == nullptr) {
+    for (Space* sp : c.spaces)
+      if (sp->name == SpaceName(s)) slot = sp;
+  }
+  if (slot == nullptr) {
+    auto* sp = new Space();
+    sp->name = SpaceName(s);
+    sp->bytes = SpaceCapacity(s);
+    sp->mem.reset(new uint8_t[sp->bytes]());
+    sp->blocks.resize(sp->bytes / 32);
+    c.spaces.push_back(sp);
+    c.owned.emplace_back(sp);
+    slot = sp;
+  }
+  return *slot;
+}
+
+struct QueuePipes {
+  int producer, consumer;
+};
+constexpr QueuePipes PipesOfPosition(TPosition pos) {
+  switch (pos) {
+    case TPosition::VECIN: return {MTE2, V};
+    case TPosition::VECOUT: return {V, MTE3};
+    case TPosition::A1:
+    case TPosition::B1:
+    case TPosition::C1: return {MTE2, MTE1};
+    case TPosition::A2:
+    case TPosition::B2: return {MTE1, M};
+    case TPosition::CO1: return {M, FIX};
+    case TPosition::CO2: return {FIX, MTE3};
+    default: return {V, V};
+  }
+}
+
+}  // namespace twin
 
 // Buffers of one queue or TBuf, carved out of a TPipe's space at InitBuffer.
 class TwinBufferSet {
@@ -21,6 +70,7 @@ class TwinBufferSet {
     bufs_ = std::move(bufs);
     bytes_ = bytes;
     free_.assign(bufs_.size(), true);
+    freed_.assign(bufs_.size(), twin::Clock{});
   }
   TPosition Position() const { return pos_; }
   uint32_t Bytes() const { return bytes_; }
@@ -29,109 +79,141 @@ class TwinBufferSet {
   TPosition pos_ = TPosition::VECCALC;
   std::vector<uint8_t*> bufs_;
   std::vector<bool> free_;
+  std::vector<twin::Clock> freed_;  // the consumer's clock at FreeTensor, per buffer
   uint32_t bytes_ = 0;
 };
 
 template <TPosition POS, int32_t DEPTH = 1>
 class TQue : public TwinBufferSet {
+  static constexpr twin::QueuePipes kPipes = twin::PipesOfPosition(POS);
+
  public:
   template <typename T>
-  LocalTensor<T> AllocTensor() {
-    if (bufs_.empty()) TwinFail("AllocTensor on a queue that InitBuffer never set up");
+  LocalTensor<T> AllocTensor(TwinLoc loc = {}) {
+    if (bufs_.empty()) TwinFailAt(loc, "AllocTensor on a queue that InitBuffer never set up");
     for (size_t i = 0; i < bufs_.size(); ++i) {
       if (free_[i]) {
         free_[i] = false;
+        twin::Join(twin::CurrentCore().clock[kPipes.producer], freed_[i]);
         return LocalTensor<T>(reinterpret_cast<T*>(bufs_[i]), bytes_ / sizeof(T), POS, static_cast<int32_t>(i));
       }
     }
-    TwinFail("AllocTensor with every buffer of the queue in use (missing FreeTensor?)");
+    TwinFailAt(loc, "AllocTensor with every buffer of the queue in use (missing FreeTensor?)");
   }
   template <typename T>
-  void EnQue(const LocalTensor<T>& t) {
-    if (t.BufferId() < 0 || t.GetPosition() != POS) TwinFail("EnQue of a tensor from another queue");
-    queued_.push_back(t.BufferId());
+  bool EnQue(const LocalTensor<T>& t, TwinLoc loc = {}) {
+    if (t.BufferId() < 0 || t.GetPosition() != POS) TwinFailAt(loc, "EnQue of a tensor from another queue");
+    if (queued_.size() >= bufs_.size())
+      TwinFailAt(loc, "EnQue on a full queue (more tensors queued than its depth)");
+    queued_.push_back({t.BufferId(), twin::CurrentCore().clock[kPipes.producer]});
+    return true;
   }
   template <typename T>
-  LocalTensor<T> DeQue() {
-    if (queued_.empty()) TwinFail("DeQue on an empty queue (EnQue missing in the previous stage)");
-    int32_t id = queued_.front();
+  LocalTensor<T> DeQue(TwinLoc loc = {}) {
+    if (queued_.empty()) TwinFailAt(loc, "DeQue on an empty queue (EnQue missing in the previous stage)");
+    Entry e = queued_.front();
     queued_.pop_front();
-    return LocalTensor<T>(reinterpret_cast<T*>(bufs_[id]), bytes_ / sizeof(T), POS, id);
+    twin::Join(twin::CurrentCore().clock[kPipes.consumer], e.clock);
+    return LocalTensor<T>(reinterpret_cast<T*>(bufs_[e.id]), bytes_ / sizeof(T), POS, e.id);
   }
   template <typename T>
-  void FreeTensor(const LocalTensor<T>& t) {
+  void FreeTensor(const LocalTensor<T>& t, TwinLoc loc = {}) {
     int32_t id = t.BufferId();
     if (id < 0 || static_cast<size_t>(id) >= bufs_.size() || free_[id])
-      TwinFail("FreeTensor of a tensor this queue did not allocate, or freed twice");
+      TwinFailAt(loc, "FreeTensor of a tensor this queue did not allocate, or freed twice");
     free_[id] = true;
+    freed_[id] = twin::CurrentCore().clock[kPipes.consumer];
   }
+  bool VacantInQue() const { return queued_.size() < bufs_.size(); }
+  bool HasTensorInQue() const { return !queued_.empty(); }
+  int32_t GetTensorCountInQue() const { return static_cast<int32_t>(queued_.size()); }
 
  private:
-  std::deque<int32_t> queued_;
+  struct Entry {
+    int32_t id;
+    twin::Clock clock;  // the producer's clock at EnQue
+  };
+  std::deque<Entry> queued_;
 };
 
+// A fixed buffer: no queue, so no synchronisation comes with it (the kernel adds the flags).
 template <TPosition POS>
 class TBuf : public TwinBufferSet {
  public:
   template <typename T>
-  LocalTensor<T> Get() {
-    if (bufs_.empty()) TwinFail("TBuf::Get before InitBuffer");
+  LocalTensor<T> Get(TwinLoc loc = {}) {
+    if (bufs_.empty()) TwinFailAt(loc, "TBuf::Get before InitBuffer");
     return LocalTensor<T>(reinterpret_cast<T*>(bufs_[0]), bytes_ / sizeof(T), POS, 0);
   }
+  template <typename T>
+  LocalTensor<T> Get(uint32_t len, TwinLoc loc = {}) {
+    if (uint64_t{len} * sizeof(T) > bytes_) TwinFailAt(loc, "TBuf::Get(len) asks for more than InitBuffer gave");
+    LocalTensor<T> t = Get<T>(loc);
+    t.SetSize(len);
+    return t;
+  }
+  template <typename T>
+  LocalTensor<T> AllocTensor(TwinLoc loc = {}) { return Get<T>(loc); }
+  template <typename T>
+  void FreeTensor(const LocalTensor<T>&) {}
 };
 
 class TPipe {
  public:
-  TPipe() {
-    for (size_t s = 0; s < spaces_.size(); ++s)
-      spaces_[s].reset(new uint8_t[SpaceCapacity(static_cast<TwinSpace>(s))]());
+  TPipe() { current() = this; }
+  ~TPipe() {
+    if (current() == this) current() = nullptr;
   }
+  TPipe(const TPipe&) = delete;
+  TPipe& operator=(const TPipe&) = delete;
+
   template <TPosition POS, int32_t DEPTH>
-  void InitBuffer(TQue<POS, DEPTH>& que, uint8_t num, uint32_t len) {
-    que.Bind(POS, Carve(SpaceOf(POS), num, len), len);
+  void InitBuffer(TQue<POS, DEPTH>& que, uint8_t num, uint32_t len, TwinLoc loc = {}) {
+    que.Bind(POS, Carve(SpaceOf(POS), num, len, loc), len);
   }
   template <TPosition POS>
-  void InitBuffer(TBuf<POS>& buf, uint32_t len) {
-    buf.Bind(POS, Carve(SpaceOf(POS), 1, len), len);
+  void InitBuffer(TBuf<POS>& buf, uint32_t len, TwinLoc loc = {}) {
+    buf.Bind(POS, Carve(SpaceOf(POS), 1, len, loc), len);
   }
   // Bytes handed out per space: lets a test compare with ascend-plan-memory's plan.
   uint32_t Used(TwinSpace s) const { return used_[static_cast<size_t>(s)]; }
+  void Reset() { used_ = {}; }
+  void Destroy() { used_ = {}; }
+  // Event ids for SetFlag/WaitFlag pairs the kernel writes by hand.
+  template <HardEvent E>
+  int32_t FetchEventID() { return nextEvent_++ % 8; }
+  template <HardEvent E>
+  int32_t AllocEventID() { return nextEvent_++ % 8; }
+  template <HardEvent E>
+  void ReleaseEventID(int32_t) {}
+
+  static TPipe*& current() {
+    static thread_local TPipe* pipe = nullptr;
+    return pipe;
+  }
 
  private:
-  std::vector<uint8_t*> Carve(TwinSpace s, uint32_t num, uint32_t len) {
+  std::vector<uint8_t*> Carve(TwinSpace s, uint32_t num, uint32_t len, const TwinLoc& loc) {
     uint32_t aligned = (len + 31u) / 32u * 32u;
     uint32_t& used = used_[static_cast<size_t>(s)];
     if (static_cast<uint64_t>(used) + static_cast<uint64_t>(aligned) * num > SpaceCapacity(s)) {
       char msg[160];
       std::snprintf(msg, sizeof msg, "InitBuffer needs %u x %u bytes of %s but only %u of %u are left", num,
                     aligned, SpaceName(s), SpaceCapacity(s) - used, SpaceCapacity(s));
-      TwinFail(msg);
+      TwinFailAt(loc, msg);
     }
+    uint8_t* base = twin::CoreSpace(s).mem.get();
     std::vector<uint8_t*> out;
     for (uint32_t i = 0; i < num; ++i) {
-      out.push_back(spaces_[static_cast<size_t>(s)].get() + used);
+      out.push_back(base + used);
       used += aligned;
     }
     return out;
   }
-  std::array<std::unique_ptr<uint8_t[]>, static_cast<size_t>(TwinSpace::COUNT)> spaces_;
   std::array<uint32_t, static_cast<size_t>(TwinSpace::COUNT)> used_{};
+  int32_t nextEvent_ = 0;
 };
 
-// Pipe synchronisation: each twin core runs its stages in program order, so
-// flags and barriers have nothing to wait for; they exist so emitted code compiles.
-enum class HardEvent { MTE2_V, V_MTE3, MTE3_V, MTE2_MTE1, MTE1_M, M_FIX, FIX_M, MTE3_MTE2 };
-enum pipe_t { PIPE_V, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_M, PIPE_FIX, PIPE_ALL };
-template <HardEvent E>
-inline void SetFlag(int32_t) {}
-template <HardEvent E>
-inline void WaitFlag(int32_t) {}
-template <pipe_t P>
-inline void PipeBarrier() {}
-// Mix kernels: a twin block runs its cube part and then its vector part on one thread, so the
-// AIC -> AIV handshake is already satisfied.
-template <uint8_t MODE, pipe_t P>
-inline void CrossCoreSetFlag(int32_t) {}
-inline void CrossCoreWaitFlag(int32_t) {}
+inline TPipe* GetTPipePtr() { return TPipe::current(); }
 
 }  // namespace AscendC

@@ -5,16 +5,19 @@
 
 namespace AscendC {
 
-enum class TPosition { GM, VECIN, VECOUT, VECCALC, A1, A2, B1, B2, CO1, CO2 };
+enum class TPosition { GM, VECIN, VECOUT, VECCALC, A1, A2, B1, B2, C1, C2, CO1, CO2, TSCM };
 using QuePosition = TPosition;
 
 // Physical memory a position lives in, with its 910B capacity (DESIGN.md section 3).
-enum class TwinSpace { UB = 0, L1, L0A, L0B, L0C, COUNT };
+enum class TwinSpace { UB = 0, L1, L0A, L0B, L0C, BT, COUNT };  // BT: the bias table
 
 constexpr TwinSpace SpaceOf(TPosition pos) {
   switch (pos) {
     case TPosition::A1:
-    case TPosition::B1: return TwinSpace::L1;
+    case TPosition::B1:
+    case TPosition::C1:
+    case TPosition::TSCM: return TwinSpace::L1;
+    case TPosition::C2: return TwinSpace::BT;
     case TPosition::A2: return TwinSpace::L0A;
     case TPosition::B2: return TwinSpace::L0B;
     case TPosition::CO1: return TwinSpace::L0C;
@@ -29,6 +32,7 @@ constexpr uint32_t SpaceCapacity(TwinSpace s) {
     case TwinSpace::L0A: return 64 * 1024;
     case TwinSpace::L0B: return 64 * 1024;
     case TwinSpace::L0C: return 128 * 1024;
+    case TwinSpace::BT: return 1024;
     default: return 0;
   }
 }
@@ -40,6 +44,7 @@ constexpr const char* SpaceName(TwinSpace s) {
     case TwinSpace::L0A: return "L0A";
     case TwinSpace::L0B: return "L0B";
     case TwinSpace::L0C: return "L0C";
+    case TwinSpace::BT: return "BT";
     default: return "?";
   }
 }
@@ -59,6 +64,8 @@ class GlobalTensor {
   }
   T GetValue(uint64_t i) const { return ptr_[i]; }
   void SetValue(uint64_t i, T v) const { ptr_[i] = v; }  // a handle: constness is not the data's
+  T TwinGet(uint64_t i) const { return ptr_[i]; }
+  void TwinSet(uint64_t i, T v) const { ptr_[i] = v; }
   T* GetPhyAddr() const { return ptr_; }
   uint64_t GetSize() const { return size_; }
 
@@ -80,29 +87,48 @@ class LocalTensor {
   LocalTensor<U> ReinterpretCast() const {
     return LocalTensor<U>(reinterpret_cast<U*>(ptr_), size_ * sizeof(T) / sizeof(U), pos_, bufId_);
   }
-  T GetValue(uint32_t i) const { return ptr_[i]; }
-  void SetValue(uint32_t i, T v) const { ptr_[i] = v; }
+  // Scalar-unit access (PIPE_S): ordered after the pipe that wrote the element only by a flag.
+  T GetValue(uint32_t i, TwinLoc loc = {}) const {
+    TwinCheckIndex(i, loc);
+    twin::Op(twin::S, loc, "GetValue").Read(ptr_ + i, sizeof(T));
+    twin::ScalarDone();
+    return ptr_[i];
+  }
+  void SetValue(uint32_t i, T v, TwinLoc loc = {}) const {
+    TwinCheckIndex(i, loc);
+    twin::Op(twin::S, loc, "SetValue").Write(ptr_ + i, sizeof(T));
+    twin::ScalarDone();
+    ptr_[i] = v;
+  }
+  // The twin's own element access inside an instruction (its pipe is checked once per instruction).
+  T TwinGet(uint32_t i) const { return ptr_[i]; }
+  void TwinSet(uint32_t i, T v) const { ptr_[i] = v; }
+  uint32_t GetLength() const { return size_ * sizeof(T); }
+  void SetSize(uint32_t size) { size_ = size; }
   T* GetPhyAddr() const { return ptr_; }
   uint32_t GetSize() const { return size_; }
   TPosition GetPosition() const { return pos_; }
   int32_t BufferId() const { return bufId_; }
 
  private:
+  void TwinCheckIndex(uint32_t i, const TwinLoc& loc) const {
+    if (i >= size_) TwinFailAt(loc, "GetValue/SetValue index past the end of the local tensor");
+  }
   T* ptr_ = nullptr;
   uint32_t size_ = 0;  // elements
   TPosition pos_ = TPosition::VECCALC;
   int32_t bufId_ = -1;
 };
 
-// Checks that `count` elements fit in the local tensor: a kernel that overruns
-// a buffer corrupts its neighbour on hardware, so the twin refuses it.
+// Checks that `count` elements fit in the local tensor: a kernel that overruns a buffer
+// corrupts its neighbour on hardware, so the twin refuses it.
 template <typename T>
-inline void TwinCheckRange(const LocalTensor<T>& t, uint64_t count, const char* op) {
+inline void TwinCheckRangeAt(const LocalTensor<T>& t, uint64_t count, const char* op, const TwinLoc& loc) {
   if (count > t.GetSize()) {
-    char msg[160];
-    std::snprintf(msg, sizeof msg, "%s of %llu elements overruns a local buffer of %u", op,
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "%s needs %llu elements of a local tensor that holds %u", op,
                   static_cast<unsigned long long>(count), t.GetSize());
-    TwinFail(msg);
+    TwinFailAt(loc, msg);
   }
 }
 

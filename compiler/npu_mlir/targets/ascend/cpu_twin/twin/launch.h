@@ -1,0 +1,299 @@
+// Launching blocks on the CPU twin, and what spans cores: block ids, mixed 1 cube : 2 vector
+// launches with their cross-core flags, SyncAll, GM atomics, printf / ascendc_assert.
+//
+// Like CANN's CPU debug mode, every core of a launch is a host thread. AscendC::SetKernelMode
+// chooses the cores: AIV_MODE (the default: blockDim vector cores), AIC_MODE (blockDim cube
+// cores) or MIX_MODE (blockDim groups of 1 AIC + 2 AIV, as a __mix__(1, 2) kernel runs on a
+// 910B). In MIX_MODE the twin refuses cube instructions on a vector core and vector
+// instructions on a cube core.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace AscendC {
+
+enum class KernelMode { MIX_MODE = 0, AIC_MODE, AIV_MODE, MIX_AIC_1_1 };
+enum KernelMetaType {
+  KERNEL_TYPE_AIV_ONLY,
+  KERNEL_TYPE_AIC_ONLY,
+  KERNEL_TYPE_MIX_AIV_1_0,
+  KERNEL_TYPE_MIX_AIC_1_0,
+  KERNEL_TYPE_MIX_AIC_1_1,
+  KERNEL_TYPE_MIX_AIC_1_2,
+  KERNEL_TYPE_AICORE,
+  KERNEL_TYPE_VECTORCORE,
+  KERNEL_TYPE_MIX_AICORE,
+  KERNEL_TYPE_MIX_VECTOR_CORE,
+  KERNEL_TYPE_MAX,
+};
+
+namespace twin {
+
+inline KernelMode& Mode() {
+  static KernelMode mode = KernelMode::AIV_MODE;
+  return mode;
+}
+
+// State shared by the cores of one launch.
+struct Launch {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint32_t aivCount = 0;
+  // SyncAll: a generation barrier over the vector cores.
+  uint32_t arrived = 0;
+  uint64_t generation = 0;
+  // Cross-core flags of each group (mode 2): AIC -> each AIV, each AIV -> AIC.
+  struct Group {
+    uint32_t toAiv[2][16] = {};
+    uint32_t toAic[2][16] = {};
+  };
+  std::vector<Group> groups;
+  std::mutex gmMu;  // GM atomics
+};
+inline thread_local Launch* launch = nullptr;
+// A core that runs outside a twin launch (the runtime's worker) still needs a flag store.
+inline thread_local Launch::Group soloGroup;
+
+enum class AtomicMode { None, Add, Max, Min };
+inline thread_local AtomicMode atomic = AtomicMode::None;
+
+inline std::mutex& SoloGmMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+// Stores n elements to GM, applying the atomic mode SetAtomicAdd / Max / Min selected.
+template <typename T>
+inline void GmStore(T* dst, const T* src, uint64_t n) {
+  if (atomic == AtomicMode::None) {
+    std::memmove(dst, src, n * sizeof(T));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(launch ? launch->gmMu : SoloGmMutex());
+  for (uint64_t i = 0; i < n; ++i) {
+    float a = static_cast<float>(dst[i]), b = static_cast<float>(src[i]);
+    float v = atomic == AtomicMode::Add ? a + b : atomic == AtomicMode::Max ? std::max(a, b) : std::min(a, b);
+    dst[i] = static_cast<T>(v);
+  }
+}
+
+inline void RequireCore(CoreType want, const char* what, const TwinLoc& loc) {
+  if (!block.mix || block.core == want) return;
+  char msg[200];
+  std::snprintf(msg, sizeof msg, "%s runs on the %s, but this is an %s of a mix launch (guard it with %s)", what,
+                want == CoreType::AIC ? "cube core (AIC)" : "vector core (AIV)",
+                block.core == CoreType::AIC ? "AIC" : "AIV", want == CoreType::AIC ? "ASCEND_IS_AIC" : "ASCEND_IS_AIV");
+  TwinFailAt(loc, msg);
+}
+
+template <typename Pred>
+inline void WaitUntil(std::unique_lock<std::mutex>& lock, Pred pred, const TwinLoc& loc, const char* what) {
+  if (!launch->cv.wait_for(lock, std::chrono::seconds(20), pred)) TwinFailAt(loc, what);
+}
+
+}  // namespace twin
+
+inline void SetKernelMode(KernelMode mode) { twin::Mode() = mode; }
+
+inline int64_t GetBlockIdx() { return twin::block.idx; }
+inline int64_t GetBlockNum() { return twin::block.num; }
+inline int64_t GetSubBlockIdx() { return twin::block.sub; }
+inline int64_t GetTaskRatio() { return twin::block.ratio; }
+inline int64_t GetSubBlockNum() { return twin::block.mix && twin::block.core == twin::CoreType::AIV ? 2 : 1; }
+
+// Resets the core's control registers at kernel start (mask, atomic mode).
+inline void InitSocState() {
+  twin::maskReg = twin::MaskRegister{};
+  twin::atomic = twin::AtomicMode::None;
+}
+
+template <typename T>
+inline void SetAtomicAdd() { twin::atomic = twin::AtomicMode::Add; }
+template <typename T>
+inline void SetAtomicMax() { twin::atomic = twin::AtomicMode::Max; }
+template <typename T>
+inline void SetAtomicMin() { twin::atomic = twin::AtomicMode::Min; }
+inline void SetAtomicNone() { twin::atomic = twin::AtomicMode::None; }
+
+// Hard synchronisation of every vector core of the launch (all must reach it).
+template <bool isAIVOnly = true>
+inline void SyncAll(TwinLoc loc = {}) {
+  twin::BarrierAll();
+  twin::Launch* l = twin::launch;
+  if (l == nullptr) {
+    if (twin::block.num == 1) return;
+    TwinFailAt(loc, "SyncAll needs every block resident at once: run the kernel through ICPU_RUN_KF or the "
+                    "<<<>>> launch of npu-ascendc, not one block per runtime worker");
+  }
+  std::unique_lock<std::mutex> lock(l->mu);
+  uint64_t gen = l->generation;
+  if (++l->arrived == l->aivCount) {
+    l->arrived = 0;
+    ++l->generation;
+    l->cv.notify_all();
+    return;
+  }
+  twin::WaitUntil(lock, [&] { return l->generation != gen; }, loc,
+                  "SyncAll timed out: not every vector core of the launch reached it (the launch would hang)");
+}
+template <bool isAIVOnly = true, typename W, typename U>
+inline void SyncAll(const GlobalTensor<W>& gmWorkspace, const LocalTensor<U>& ubWorkspace, int32_t usedCores = 0,
+                    TwinLoc loc = {}) {
+  (void)gmWorkspace;
+  (void)ubWorkspace;
+  (void)usedCores;
+  SyncAll<isAIVOnly>(loc);
+}
+
+// Cross-core flags between the AIC and the two AIVs of a group (modeId 2): a set on the AIC
+// releases one wait on each AIV; a wait on the AIC needs a set from both AIVs.
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId, TwinLoc loc = {}) {
+  if (modeId != 2) TwinFailAt(loc, "CrossCoreSetFlag: the twin models modeId 2 (AIC <-> AIV of a group) only");
+  if (flagId >= 16) TwinFailAt(loc, "CrossCoreSetFlag flagId must be in [0, 15]");
+  twin::Launch* l = twin::launch;
+  auto& g = l && twin::block.mix ? l->groups[twin::block.idx / twin::block.ratio] : twin::soloGroup;
+  std::unique_lock<std::mutex> lock;
+  if (l) lock = std::unique_lock<std::mutex>(l->mu);
+  if (!twin::block.mix || twin::block.core == twin::CoreType::AIC) {
+    for (int s = 0; s < (twin::block.mix ? 2 : 1); ++s)
+      if (++g.toAiv[s][flagId] > 15) TwinFailAt(loc, "CrossCoreSetFlag: more than 15 sets pending on one flag");
+  } else {
+    ++g.toAic[twin::block.sub][flagId];
+  }
+  if (l) l->cv.notify_all();
+}
+
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId, TwinLoc loc = {}) {
+  if (flagId >= 16) TwinFailAt(loc, "CrossCoreWaitFlag flagId must be in [0, 15]");
+  twin::Launch* l = twin::launch;
+  twin::BarrierAll();
+  if (!l || !twin::block.mix) {
+    auto& g = l && twin::block.mix ? l->groups[0] : twin::soloGroup;
+    std::unique_lock<std::mutex> lock;
+    if (l) lock = std::unique_lock<std::mutex>(l->mu);
+    if (g.toAiv[0][flagId] == 0)
+      TwinFailAt(loc, "CrossCoreWaitFlag with no CrossCoreSetFlag before it: the core would hang");
+    --g.toAiv[0][flagId];
+    return;
+  }
+  auto& g = l->groups[twin::block.idx / twin::block.ratio];
+  std::unique_lock<std::mutex> lock(l->mu);
+  const char* hang = "CrossCoreWaitFlag timed out: no matching CrossCoreSetFlag from the other side of the group";
+  if (twin::block.core == twin::CoreType::AIV) {
+    twin::WaitUntil(lock, [&] { return g.toAiv[twin::block.sub][flagId] > 0; }, loc, hang);
+    --g.toAiv[twin::block.sub][flagId];
+  } else {
+    twin::WaitUntil(lock, [&] { return g.toAic[0][flagId] > 0 && g.toAic[1][flagId] > 0; }, loc, hang);
+    --g.toAic[0][flagId];
+    --g.toAic[1][flagId];
+  }
+}
+
+// printf on the device: printed by the host, prefixed with the core that printed it.
+template <typename... Args>
+inline void printf(const char* fmt, Args... args) {
+  std::lock_guard<std::mutex> lock(twin::SoloGmMutex());
+  std::fprintf(stdout, "[%s %lld] ", twin::block.core == twin::CoreType::AIC ? "AIC" : "AIV",
+               static_cast<long long>(twin::block.idx));
+  if constexpr (sizeof...(Args) == 0) {
+    std::fputs(fmt, stdout);
+  } else {
+    std::fprintf(stdout, fmt, args...);
+  }
+  std::fflush(stdout);
+}
+template <typename... Args>
+inline void PRINTF(const char* fmt, Args... args) { AscendC::printf(fmt, args...); }
+
+namespace twin {
+inline void AssertFailed(const char* expr, const char* file, int line, const char* fmt = nullptr, ...) {
+  char msg[512];
+  int at = std::snprintf(msg, sizeof msg, "ascendc_assert(%s) failed on %s %lld", expr,
+                         block.core == CoreType::AIC ? "AIC" : "AIV", static_cast<long long>(block.idx));
+  if (fmt != nullptr && at > 0 && at < static_cast<int>(sizeof msg) - 2) {
+    msg[at++] = ':';
+    msg[at++] = ' ';
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(msg + at, sizeof msg - at, fmt, ap);
+    va_end(ap);
+  }
+  TwinFailAt(TwinLoc(file, line), msg);
+}
+
+// Runs one core of a launch on the calling thread.
+inline void RunCore(const BlockContext& ctx, Launch* l, const std::function<void()>& body) {
+  block = ctx;
+  launch = l;
+  ResetCore();
+  maskReg = MaskRegister{};
+  atomic = AtomicMode::None;
+  soloGroup = Launch::Group{};
+  body();
+  launch = nullptr;
+}
+}  // namespace twin
+
+// Runs every core of a launch, one host thread each, as the AI-core pool does: cores share
+// global memory and nothing else.
+inline void RunBlocks(uint32_t blockDim, const std::function<void()>& body) {
+  twin::Launch l;
+  std::vector<twin::BlockContext> cores;
+  const KernelMode mode = twin::Mode();
+  for (uint32_t b = 0; b < blockDim; ++b) {
+    if (mode == KernelMode::MIX_MODE || mode == KernelMode::MIX_AIC_1_1) {
+      const int64_t ratio = mode == KernelMode::MIX_MODE ? 2 : 1;
+      cores.push_back({b, blockDim, 0, 1, twin::CoreType::AIC, true});
+      for (int64_t s = 0; s < ratio; ++s) cores.push_back({b * ratio + s, blockDim, s, ratio, twin::CoreType::AIV, true});
+    } else {
+      cores.push_back({b, blockDim, 0, 1, mode == KernelMode::AIC_MODE ? twin::CoreType::AIC : twin::CoreType::AIV, false});
+    }
+  }
+  l.groups.resize(blockDim);
+  for (const auto& c : cores) l.aivCount += c.core == twin::CoreType::AIV ? 1 : 0;
+  std::vector<std::thread> threads;
+  for (const auto& c : cores) threads.emplace_back([c, &l, &body] { twin::RunCore(c, &l, body); });
+  for (auto& t : threads) t.join();
+}
+
+// Runs one block on the calling thread: the entry the runtime's aclrtKernelFunc uses (the cores
+// of one block only; SyncAll across blocks needs RunBlocks).
+inline void RunBlock(uint32_t blockIdx, uint32_t blockDim, const std::function<void()>& body) {
+  twin::RunCore({blockIdx, blockDim, 0, 1, twin::CoreType::AIV, false}, nullptr, body);
+}
+
+}  // namespace AscendC
+
+#define ASCEND_IS_AIV (::AscendC::twin::block.core == ::AscendC::twin::CoreType::AIV)
+#define ASCEND_IS_AIC (::AscendC::twin::block.core == ::AscendC::twin::CoreType::AIC)
+#define ASCEND_IS_NOT_AIV (!ASCEND_IS_AIV)
+#define ASCEND_IS_NOT_AIC (!ASCEND_IS_AIC)
+
+// Declares the kernel's core mix; the twin checks the launch matches it.
+#define KERNEL_TASK_TYPE_DEFAULT(type) ::AscendC::twin::CheckTaskType(::AscendC::type, __FILE__, __LINE__)
+namespace AscendC::twin {
+inline void CheckTaskType(KernelMetaType type, const char* file, int line) {
+  const bool mixType = type == KERNEL_TYPE_MIX_AIC_1_2 || type == KERNEL_TYPE_MIX_AIC_1_1;
+  if (mixType && !block.mix)
+    TwinFailAt(TwinLoc(file, line), "a mix kernel launched on plain cores: call AscendC::SetKernelMode(KernelMode::MIX_MODE) "
+                                    "before ICPU_RUN_KF (npu-ascendc does it for __mix__ kernels)");
+  if (type == KERNEL_TYPE_AIC_ONLY && !block.mix) block.core = CoreType::AIC;
+}
+}  // namespace AscendC::twin
+
+#define ascendc_assert(cond, ...)                                                            \
+  do {                                                                                       \
+    if (!(cond)) ::AscendC::twin::AssertFailed(#cond, __FILE__, __LINE__, ##__VA_ARGS__);   \
+  } while (0)
+
+// CANN's CPU debug launcher: ICPU_RUN_KF(kernel, blockDim, args...).
+#define ICPU_RUN_KF(kernel, blockDim, ...) ::AscendC::RunBlocks((blockDim), [&] { kernel(__VA_ARGS__); })
