@@ -45,6 +45,7 @@ struct BlockContext {
   int64_t ratio = 1;    // GetTaskRatio
   CoreType core = CoreType::AIV;
   bool mix = false;     // launched as 1 AIC : 2 AIV groups
+  int64_t group = 0;    // the AIC + AIV group of a mix launch
 };
 inline thread_local BlockContext block;
 }  // namespace twin

@@ -159,7 +159,7 @@ inline void CrossCoreSetFlag(uint16_t flagId, TwinLoc loc = {}) {
   if (modeId != 2) TwinFailAt(loc, "CrossCoreSetFlag: the twin models modeId 2 (AIC <-> AIV of a group) only");
   if (flagId >= 16) TwinFailAt(loc, "CrossCoreSetFlag flagId must be in [0, 15]");
   twin::Launch* l = twin::launch;
-  auto& g = l && twin::block.mix ? l->groups[twin::block.idx / twin::block.ratio] : twin::soloGroup;
+  auto& g = l && twin::block.mix ? l->groups[twin::block.group] : twin::soloGroup;
   std::unique_lock<std::mutex> lock;
   if (l) lock = std::unique_lock<std::mutex>(l->mu);
   if (!twin::block.mix || twin::block.core == twin::CoreType::AIC) {
@@ -185,7 +185,7 @@ inline void CrossCoreWaitFlag(uint16_t flagId, TwinLoc loc = {}) {
     --g.toAiv[0][flagId];
     return;
   }
-  auto& g = l->groups[twin::block.idx / twin::block.ratio];
+  auto& g = l->groups[twin::block.group];
   std::unique_lock<std::mutex> lock(l->mu);
   const char* hang = "CrossCoreWaitFlag timed out: no matching CrossCoreSetFlag from the other side of the group";
   if (twin::block.core == twin::CoreType::AIV) {
@@ -245,17 +245,16 @@ inline void RunCore(const BlockContext& ctx, Launch* l, const std::function<void
 
 // Runs every core of a launch, one host thread each, as the AI-core pool does: cores share
 // global memory and nothing else.
-inline void RunBlocks(uint32_t blockDim, const std::function<void()>& body) {
+inline void RunBlocks(uint32_t blockDim, const std::function<void()>& body, KernelMode mode = twin::Mode()) {
   twin::Launch l;
   std::vector<twin::BlockContext> cores;
-  const KernelMode mode = twin::Mode();
   for (uint32_t b = 0; b < blockDim; ++b) {
     if (mode == KernelMode::MIX_MODE || mode == KernelMode::MIX_AIC_1_1) {
       const int64_t ratio = mode == KernelMode::MIX_MODE ? 2 : 1;
-      cores.push_back({b, blockDim, 0, 1, twin::CoreType::AIC, true});
-      for (int64_t s = 0; s < ratio; ++s) cores.push_back({b * ratio + s, blockDim, s, ratio, twin::CoreType::AIV, true});
+      cores.push_back({b, blockDim, 0, 1, twin::CoreType::AIC, true, b});
+      for (int64_t s = 0; s < ratio; ++s) cores.push_back({b * ratio + s, blockDim, s, ratio, twin::CoreType::AIV, true, b});
     } else {
-      cores.push_back({b, blockDim, 0, 1, mode == KernelMode::AIC_MODE ? twin::CoreType::AIC : twin::CoreType::AIV, false});
+      cores.push_back({b, blockDim, 0, 1, mode == KernelMode::AIC_MODE ? twin::CoreType::AIC : twin::CoreType::AIV, false, b});
     }
   }
   l.groups.resize(blockDim);
@@ -268,7 +267,7 @@ inline void RunBlocks(uint32_t blockDim, const std::function<void()>& body) {
 // Runs one block on the calling thread: the entry the runtime's aclrtKernelFunc uses (the cores
 // of one block only; SyncAll across blocks needs RunBlocks).
 inline void RunBlock(uint32_t blockIdx, uint32_t blockDim, const std::function<void()>& body) {
-  twin::RunCore({blockIdx, blockDim, 0, 1, twin::CoreType::AIV, false}, nullptr, body);
+  twin::RunCore({blockIdx, blockDim, 0, 1, twin::CoreType::AIV, false, blockIdx}, nullptr, body);
 }
 
 }  // namespace AscendC
