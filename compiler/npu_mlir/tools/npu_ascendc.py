@@ -82,9 +82,10 @@ _MODE = {"mix12": "::AscendC::KernelMode::MIX_MODE", "mix11": "::AscendC::Kernel
 def kernel_mode(sources: list[str], name: str) -> str:
     """The cores `name` runs on, from its definition: __mix__(1, 2) / __cube__ or its KERNEL_TASK_TYPE_DEFAULT."""
     for text in sources:
-        for m in re.finditer(rf"__global__[^;{{}}()]*\b{re.escape(name)}\s*\(", text):
+        for m in re.finditer(rf"__global__(?:[^;{{}}()]|\([^()]*\))*?\b{re.escape(name)}\s*\(", text):
             decl = text[max(0, text.rfind(";", 0, m.start()), text.rfind("}", 0, m.start())):m.end()]
-            body = text[m.end():m.end() + 4000]
+            brace = text.find("{", m.end())
+            body = text[brace:_matching(text, brace, "{", "}")] if brace >= 0 else ""
             if "__mix__(1,1)" in re.sub(r"\s", "", decl) or "KERNEL_TYPE_MIX_AIC_1_1" in body:
                 return _MODE["mix11"]
             if "__mix__" in decl or "KERNEL_TYPE_MIX_AIC_1_2" in body:

@@ -1,0 +1,491 @@
+// AscendC kernels written as kernel authors write them, with one ACL host program that runs any
+// of them: `kernels <name> <blockDim> in:<file>... out:<bytes>:<file>...` copies the inputs to
+// device buffers, launches `name<<<blockDim, nullptr, stream>>>(buffers...)` and writes the
+// outputs back. test_ascendc_kernels.py compares each with numpy.
+#include "acl/acl.h"
+#include "kernel_operator.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace AscendC;
+
+// ---------------------------------------------------------------- vector: mask / repeat forms
+// x, y: 256 floats (4 repeats of 64 lanes). Five results of 256, each pre-filled with -1.
+extern "C" __global__ __aicore__ void vec_mask(GM_ADDR x, GM_ADDR y, GM_ADDR z) {
+  constexpr int32_t N = 256;
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> inX, inY;
+  TQue<QuePosition::VECOUT, 1> out;
+  GlobalTensor<float> xGm, yGm, zGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x, N);
+  yGm.SetGlobalBuffer((__gm__ float*)y, N);
+  zGm.SetGlobalBuffer((__gm__ float*)z, 5 * N);
+  pipe.InitBuffer(inX, 1, N * sizeof(float));
+  pipe.InitBuffer(inY, 1, N * sizeof(float));
+  pipe.InitBuffer(out, 1, 5 * N * sizeof(float));
+
+  LocalTensor<float> xl = inX.AllocTensor<float>();
+  LocalTensor<float> yl = inY.AllocTensor<float>();
+  DataCopy(xl, xGm, N);
+  DataCopy(yl, yGm, N);
+  inX.EnQue(xl);
+  inY.EnQue(yl);
+  xl = inX.DeQue<float>();
+  yl = inY.DeQue<float>();
+  LocalTensor<float> zl = out.AllocTensor<float>();
+  Duplicate(zl, -1.0f, 5 * N);
+  // (a) continuous mask: the first 40 lanes of each repeat.
+  Add(zl, xl, yl, 40, 4, BinaryRepeatParams(1, 1, 1, 8, 8, 8));
+  // (b) bit mask: the odd lanes.
+  uint64_t odd[2] = {0xAAAAAAAAAAAAAAAAull, 0};
+  Mul(zl[N], xl, yl, odd, 4, BinaryRepeatParams(1, 1, 1, 8, 8, 8));
+  // (c) strided source: every other block of x, two repeats 16 blocks apart, packed in dst.
+  Adds(zl[2 * N], xl, 100.0f, 64, 2, UnaryRepeatParams(1, 2, 8, 16));
+  // (d) the mask register: the first 8 lanes of each repeat.
+  SetVectorMask<float>(0, 0xFF);
+  Exp<float, false>(zl[3 * N], xl, MASK_PLACEHOLDER, 4, UnaryRepeatParams());
+  ResetMask();
+  // (e) counter mode: 100 elements in all, whatever the repeat count says.
+  SetMaskCount();
+  SetVectorMask<float, MaskMode::COUNTER>(0, 100);
+  Sub<float, false>(zl[4 * N], xl, yl, MASK_PLACEHOLDER, 1, BinaryRepeatParams());
+  SetMaskNorm();
+  ResetMask();
+  out.EnQue(zl);
+  inX.FreeTensor(xl);
+  inY.FreeTensor(yl);
+  zl = out.DeQue<float>();
+  DataCopy(zGm, zl, 5 * N);
+  out.FreeTensor(zl);
+}
+
+// ---------------------------------------------------------------- reductions, TBuf, scalar access
+// x: 8 rows x 64 floats. stats (32 floats): [0] sum, [1] max, [2] argmax (uint32 bits),
+// [3] min of the first 32 lanes of every row, [8..15] row sums, [16..23] sums of each row's first
+// 50. rows (8 x 64): each row filled with its sum (BroadCast).
+extern "C" __global__ __aicore__ void reduce_stats(GM_ADDR x, GM_ADDR stats, GM_ADDR rows) {
+  constexpr int32_t R = 8, C = 64, N = R * C;
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> xBuf, work, scal, rowSum, bcast;
+  GlobalTensor<float> xGm, sGm, rGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x, N);
+  sGm.SetGlobalBuffer((__gm__ float*)stats, 32);
+  rGm.SetGlobalBuffer((__gm__ float*)rows, N);
+  pipe.InitBuffer(xBuf, N * sizeof(float));
+  pipe.InitBuffer(work, N * sizeof(float));
+  pipe.InitBuffer(scal, 32 * sizeof(float));
+  pipe.InitBuffer(rowSum, R * sizeof(float));
+  pipe.InitBuffer(bcast, N * sizeof(float));
+  LocalTensor<float> xl = xBuf.Get<float>();
+  LocalTensor<float> wl = work.AllocTensor<float>();
+  LocalTensor<float> sl = scal.Get<float>();
+  LocalTensor<float> rs = rowSum.Get<float>();
+  LocalTensor<float> bl = bcast.Get<float>();
+
+  DataCopy(xl, xGm, N);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  Duplicate(sl, 0.0f, 32);
+  ReduceSum(sl, xl, wl, N);
+  ReduceMax(sl[8], xl, wl, N, true);
+  ReduceMin(sl[16], xl, wl, 32, R, 8);
+  WholeReduceSum(rs, xl, C, R, 1, 1, 8);
+  Sum(sl[24], xl, SumParams{R, C, 50});
+  const uint32_t dstShape[2] = {R, C}, srcShape[2] = {R, 1};
+  BroadCast<float, 2, 1>(bl, rs, dstShape, srcShape);
+
+  // Scalar reads of what the vector unit wrote, then scalar writes the MTE3 copy reads.
+  SetFlag<HardEvent::V_S>(EVENT_ID0);
+  WaitFlag<HardEvent::V_S>(EVENT_ID0);
+  float mx = sl.GetValue(8), mn = sl.GetValue(16);
+  float argmax = sl.GetValue(9);
+  float partial[R];
+  for (int32_t r = 0; r < R; ++r) partial[r] = sl.GetValue(24 + r);
+  float sums[R];
+  for (int32_t r = 0; r < R; ++r) sums[r] = rs.GetValue(r);
+  sl.SetValue(1, mx);
+  sl.SetValue(2, argmax);
+  sl.SetValue(3, mn);
+  for (int32_t r = 0; r < R; ++r) {
+    sl.SetValue(8 + r, sums[r]);
+    sl.SetValue(16 + r, partial[r]);
+  }
+  for (int32_t i = 24; i < 32; ++i) sl.SetValue(i, 0.0f);
+  for (int32_t i = 4; i < 8; ++i) sl.SetValue(i, 0.0f);
+  SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+  DataCopy(sGm, sl, 32);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID1);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID1);
+  DataCopy(rGm, bl, N);
+  work.FreeTensor(wl);
+}
+
+// ---------------------------------------------------------------- compare / select / gather
+// x, y: 256 floats. z: [0, 256) relu(x) by CompareScalar + Select, [256, 512) min(x, y) by
+// Compare + Select, [512, 640) the even elements of x by GatherMask, z[640] their count.
+extern "C" __global__ __aicore__ void cmp_select(GM_ADDR x, GM_ADDR y, GM_ADDR z) {
+  constexpr int32_t N = 256;
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> inX, inY;
+  TQue<QuePosition::VECOUT, 1> out;
+  TBuf<TPosition::VECCALC> maskBuf;
+  GlobalTensor<float> xGm, yGm, zGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x, N);
+  yGm.SetGlobalBuffer((__gm__ float*)y, N);
+  zGm.SetGlobalBuffer((__gm__ float*)z, 648);
+  pipe.InitBuffer(inX, 1, N * sizeof(float));
+  pipe.InitBuffer(inY, 1, N * sizeof(float));
+  pipe.InitBuffer(out, 1, 648 * sizeof(float));
+  pipe.InitBuffer(maskBuf, N / 8);
+  LocalTensor<float> xl = inX.AllocTensor<float>(), yl = inY.AllocTensor<float>();
+  DataCopy(xl, xGm, N);
+  DataCopy(yl, yGm, N);
+  inX.EnQue(xl);
+  inY.EnQue(yl);
+  xl = inX.DeQue<float>();
+  yl = inY.DeQue<float>();
+  LocalTensor<float> zl = out.AllocTensor<float>();
+  LocalTensor<uint8_t> mask = maskBuf.Get<uint8_t>();
+  Compares(mask, xl, 0.0f, CMPMODE::GT, N);
+  Select(zl, mask, xl, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, N);
+  Compare(mask, xl, yl, CMPMODE::LT, N);
+  Select(zl[N], mask, xl, yl, SELMODE::VSEL_TENSOR_TENSOR_MODE, N);
+  uint64_t kept = 0;
+  GatherMask(zl[2 * N], xl, 1, false, 0, GatherMaskParams(1, 4, 8, 0), kept);
+  Duplicate(zl[640], 0.0f, 8);
+  SetFlag<HardEvent::V_S>(EVENT_ID0);
+  WaitFlag<HardEvent::V_S>(EVENT_ID0);
+  zl.SetValue(640, static_cast<float>(kept));
+  SetFlag<HardEvent::S_V>(EVENT_ID0);
+  WaitFlag<HardEvent::S_V>(EVENT_ID0);
+  out.EnQue(zl);
+  inX.FreeTensor(xl);
+  inY.FreeTensor(yl);
+  zl = out.DeQue<float>();
+  SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+  DataCopy(zGm, zl, 648);
+  out.FreeTensor(zl);
+}
+
+// ---------------------------------------------------------------- cube: basic-API matmul
+// C[M, N] (fp32) = A[M, K] * B (fp16), B stored [K, N] (TRANS_B false) or [N, K] (true).
+// FLIP loads a [K, N] B without the transpose - the bug the twin used to hide.
+template <bool TRANS_B, bool FLIP = false>
+class KernelMatmul {
+  static constexpr int32_t M = 48, K = 64, N = 32;
+  static constexpr int32_t M1 = M / 16, K1 = K / 16, N1 = N / 16, FRAC = 256;
+
+ public:
+  __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+    aGm.SetGlobalBuffer((__gm__ half*)a, M * K);
+    bGm.SetGlobalBuffer((__gm__ half*)b, K * N);
+    cGm.SetGlobalBuffer((__gm__ float*)c, M * N);
+    pipe.InitBuffer(inQueueA1, 1, M * K * sizeof(half));
+    pipe.InitBuffer(inQueueB1, 1, K * N * sizeof(half));
+    pipe.InitBuffer(inQueueA2, 1, M * K * sizeof(half));
+    pipe.InitBuffer(inQueueB2, 1, K * N * sizeof(half));
+    pipe.InitBuffer(outQueueCO1, 1, M * N * sizeof(float));
+  }
+  __aicore__ inline void Process() {
+    CopyIn();
+    SplitA();
+    SplitB();
+    Compute();
+    CopyOut();
+  }
+
+ private:
+  __aicore__ inline void CopyIn() {
+    LocalTensor<half> a1 = inQueueA1.AllocTensor<half>();
+    LocalTensor<half> b1 = inQueueB1.AllocTensor<half>();
+    Nd2NzParams pa;
+    pa.ndNum = 1;
+    pa.nValue = M;
+    pa.dValue = K;
+    pa.srcNdMatrixStride = 0;
+    pa.srcDValue = K;
+    pa.dstNzC0Stride = M;
+    pa.dstNzNStride = 1;
+    pa.dstNzMatrixStride = 0;
+    DataCopy(a1, aGm, pa);
+    if constexpr (TRANS_B) {
+      DataCopy(b1, bGm, Nd2NzParams(1, N, K, 0, K, N, 1, 0));
+    } else {
+      DataCopy(b1, bGm, Nd2NzParams(1, K, N, 0, N, K, 1, 0));
+    }
+    inQueueA1.EnQue(a1);
+    inQueueB1.EnQue(b1);
+  }
+  __aicore__ inline void SplitA() {
+    LocalTensor<half> a1 = inQueueA1.DeQue<half>();
+    LocalTensor<half> a2 = inQueueA2.AllocTensor<half>();
+    for (int32_t i = 0; i < M1; ++i) {  // NZ -> zZ, a row of fractals at a time
+      LoadData2DParams p;
+      p.repeatTimes = K1;
+      p.srcStride = M1;
+      p.ifTranspose = false;
+      LoadData(a2[i * 16 * K], a1[i * FRAC], p);
+    }
+    inQueueA2.EnQue(a2);
+    inQueueA1.FreeTensor(a1);
+  }
+  __aicore__ inline void SplitB() {
+    LocalTensor<half> b1 = inQueueB1.DeQue<half>();
+    LocalTensor<half> b2 = inQueueB2.AllocTensor<half>();
+    if constexpr (TRANS_B) {  // [N, K] in NZ is already L0B's nZ: a plain copy
+      LoadData(b2, b1, LoadData2DParams(0, K1 * N1, 1, 0, 0, false, 0));
+    } else {  // [K, N] in NZ -> nZ: every fractal transposed
+      for (int32_t i = 0; i < K1; ++i) LoadData(b2[i * N1 * FRAC], b1, LoadData2DParams(i, N1, K1, 0, 0, !FLIP, 0));
+    }
+    inQueueB2.EnQue(b2);
+    inQueueB1.FreeTensor(b1);
+  }
+  __aicore__ inline void Compute() {
+    LocalTensor<half> a2 = inQueueA2.DeQue<half>();
+    LocalTensor<half> b2 = inQueueB2.DeQue<half>();
+    LocalTensor<float> c1 = outQueueCO1.AllocTensor<float>();
+    MmadParams p;
+    p.m = M;
+    p.n = N;
+    p.k = K;
+    Mmad(c1, a2, b2, p);
+    outQueueCO1.EnQue(c1);
+    inQueueA2.FreeTensor(a2);
+    inQueueB2.FreeTensor(b2);
+  }
+  __aicore__ inline void CopyOut() {
+    LocalTensor<float> c1 = outQueueCO1.DeQue<float>();
+    FixpipeParamsV220 p;
+    p.nSize = N;
+    p.mSize = M;
+    p.srcStride = M;
+    p.dstStride = N;
+    p.ndNum = 1;
+    p.srcNdStride = 0;
+    p.dstNdStride = 0;
+    Fixpipe(cGm, c1, p);
+    outQueueCO1.FreeTensor(c1);
+  }
+
+  TPipe pipe;
+  TQue<QuePosition::A1, 1> inQueueA1;
+  TQue<QuePosition::B1, 1> inQueueB1;
+  TQue<QuePosition::A2, 1> inQueueA2;
+  TQue<QuePosition::B2, 1> inQueueB2;
+  TQue<QuePosition::CO1, 1> outQueueCO1;
+  GlobalTensor<half> aGm, bGm;
+  GlobalTensor<float> cGm;
+};
+
+extern "C" __global__ __cube__ void matmul_nn(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  KernelMatmul<false> op;
+  op.Init(a, b, c);
+  op.Process();
+}
+extern "C" __global__ __cube__ void matmul_nt(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  KernelMatmul<true> op;
+  op.Init(a, b, c);
+  op.Process();
+}
+extern "C" __global__ __cube__ void matmul_nn_flipped(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  KernelMatmul<false, true> op;
+  op.Init(a, b, c);
+  op.Process();
+}
+
+// ---------------------------------------------------------------- mix: 1 cube + 2 vector cores
+// out = relu(A * B) + bias: the AIC computes A * B into the GM workspace and signals; each of
+// its two AIVs waits, then takes half of the rows through UB.
+extern "C" __global__ __mix__(1, 2) void mix_matmul_relu(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR out) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+  constexpr int32_t M = 48, N = 32, HALF = M / 2;
+  if ASCEND_IS_AIC {
+    KernelMatmul<false> op;
+    op.Init(a, b, ws);
+    op.Process();
+    CrossCoreSetFlag<2, PIPE_FIX>(0);
+  }
+  if ASCEND_IS_AIV {
+    CrossCoreWaitFlag(0);
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> in;
+    TQue<QuePosition::VECOUT, 1> outQ;
+    GlobalTensor<float> wsGm, outGm;
+    const int32_t row0 = static_cast<int32_t>(GetSubBlockIdx()) * HALF;
+    wsGm.SetGlobalBuffer((__gm__ float*)ws + row0 * N, HALF * N);
+    outGm.SetGlobalBuffer((__gm__ float*)out + row0 * N, HALF * N);
+    pipe.InitBuffer(in, 1, HALF * N * sizeof(float));
+    pipe.InitBuffer(outQ, 1, HALF * N * sizeof(float));
+    LocalTensor<float> x = in.AllocTensor<float>();
+    DataCopy(x, wsGm, HALF * N);
+    in.EnQue(x);
+    x = in.DeQue<float>();
+    LocalTensor<float> y = outQ.AllocTensor<float>();
+    Relu(y, x, HALF * N);
+    Adds(y, y, 0.5f, HALF * N);
+    outQ.EnQue(y);
+    in.FreeTensor(x);
+    y = outQ.DeQue<float>();
+    DataCopy(outGm, y, HALF * N);
+    outQ.FreeTensor(y);
+  }
+}
+
+// ---------------------------------------------------------------- atomics + SyncAll
+// Each block adds the sum of its 64 elements into total[0] (SetAtomicAdd); after SyncAll block 0
+// writes twice the total to total[8].
+extern "C" __global__ __aicore__ void atomic_total(GM_ADDR x, GM_ADDR total) {
+  InitSocState();
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> xb, sb, wb;
+  GlobalTensor<float> xGm, tGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x + 64 * GetBlockIdx(), 64);
+  tGm.SetGlobalBuffer((__gm__ float*)total, 16);
+  pipe.InitBuffer(xb, 64 * sizeof(float));
+  pipe.InitBuffer(sb, 8 * sizeof(float));
+  pipe.InitBuffer(wb, 64 * sizeof(float));
+  LocalTensor<float> xl = xb.Get<float>(), sl = sb.Get<float>(), wl = wb.Get<float>();
+  DataCopy(xl, xGm, 64);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  Duplicate(sl, 0.0f, 8);
+  ReduceSum(sl, xl, wl, 64);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  SetAtomicAdd<float>();
+  DataCopy(tGm, sl, 8);
+  SetAtomicNone();
+  SyncAll();
+  if (GetBlockIdx() == 0) {
+    DataCopy(sl, tGm, 8);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID1);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID1);
+    Muls(sl, sl, 2.0f, 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID1);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID1);
+    DataCopy(tGm[8], sl, 8);
+  }
+}
+
+// ---------------------------------------------------------------- what the twin must refuse
+// The vector unit reads a TBuf that MTE2 is still filling: no SetFlag/WaitFlag<MTE2_V>.
+extern "C" __global__ __aicore__ void missing_sync(GM_ADDR x, GM_ADDR z) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  GlobalTensor<float> xGm, zGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x, 64);
+  zGm.SetGlobalBuffer((__gm__ float*)z, 64);
+  pipe.InitBuffer(buf, 64 * sizeof(float));
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, xGm, 64);
+  Muls(t, t, 2.0f, 64);  // MISSING_SYNC_LINE
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(zGm, t, 64);
+}
+
+// The next tile's copy-in overwrites a buffer MTE3 may still be copying out: no MTE3_MTE2.
+extern "C" __global__ __aicore__ void missing_war_sync(GM_ADDR x, GM_ADDR z) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  GlobalTensor<float> xGm, zGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x, 128);
+  zGm.SetGlobalBuffer((__gm__ float*)z, 128);
+  pipe.InitBuffer(buf, 64 * sizeof(float));
+  LocalTensor<float> t = buf.Get<float>();
+  for (int32_t i = 0; i < 2; ++i) {
+    DataCopy(t, xGm[i * 64], 64);  // MISSING_WAR_LINE
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    DataCopy(zGm[i * 64], t, 64);
+  }
+}
+
+extern "C" __global__ __aicore__ void assert_and_print(GM_ADDR x) {
+  (void)x;
+  AscendC::printf("block %d of %d\n", static_cast<int>(GetBlockIdx()), static_cast<int>(GetBlockNum()));
+  ascendc_assert(GetBlockIdx() < 1, "block %d has no work", static_cast<int>(GetBlockIdx()));
+}
+
+// ---------------------------------------------------------------- host
+using Launcher = std::function<void(std::vector<uint8_t*>&, uint32_t, aclrtStream)>;
+
+static const std::map<std::string, Launcher>& Kernels() {
+  static const std::map<std::string, Launcher> table = {
+      {"vec_mask", [](auto& a, uint32_t d, aclrtStream s) { vec_mask<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"reduce_stats", [](auto& a, uint32_t d, aclrtStream s) { reduce_stats<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"cmp_select", [](auto& a, uint32_t d, aclrtStream s) { cmp_select<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"matmul_nn", [](auto& a, uint32_t d, aclrtStream s) { matmul_nn<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"matmul_nn_flipped",
+       [](auto& a, uint32_t d, aclrtStream s) { matmul_nn_flipped<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"mix_matmul_relu",
+       [](auto& a, uint32_t d, aclrtStream s) { mix_matmul_relu<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"atomic_total", [](auto& a, uint32_t d, aclrtStream s) { atomic_total<<<d, nullptr, s>>>(a[0], a[1]); }},
+      {"missing_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
+      {"missing_war_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_war_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
+      {"assert_and_print", [](auto& a, uint32_t d, aclrtStream s) { assert_and_print<<<d, nullptr, s>>>(a[0]); }},
+  };
+  return table;
+}
+
+#define CHECK_ACL(expr)                                                                \
+  do {                                                                                 \
+    aclError rc_ = (expr);                                                             \
+    if (rc_ != ACL_SUCCESS) {                                                          \
+      std::fprintf(stderr, "%s failed: %d %s\n", #expr, rc_, aclGetRecentErrMsg());    \
+      return 1;                                                                        \
+    }                                                                                  \
+  } while (0)
+
+int main(int argc, char** argv) {
+  if (argc < 3 || Kernels().count(argv[1]) == 0) {
+    std::fprintf(stderr, "usage: kernels <name> <blockDim> in:<file>... out:<bytes>:<file>...\n");
+    return 64;
+  }
+  CHECK_ACL(aclInit(nullptr));
+  CHECK_ACL(aclrtSetDevice(0));
+  aclrtStream stream = nullptr;
+  CHECK_ACL(aclrtCreateStream(&stream));
+  std::vector<uint8_t*> dev;
+  std::vector<std::pair<std::string, size_t>> outs;  // (file, bytes) per buffer, "" for inputs
+  for (int i = 3; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::vector<char> host;
+    std::string file;
+    if (arg.rfind("in:", 0) == 0) {
+      std::ifstream f(arg.substr(3), std::ios::binary);
+      host.assign(std::istreambuf_iterator<char>(f), {});
+    } else {
+      size_t colon = arg.find(':', 4);
+      host.assign(std::stoull(arg.substr(4, colon - 4)), 0);
+      file = arg.substr(colon + 1);
+    }
+    uint8_t* d = nullptr;
+    CHECK_ACL(aclrtMalloc((void**)&d, host.size(), ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK_ACL(aclrtMemcpy(d, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE));
+    dev.push_back(d);
+    outs.emplace_back(file, host.size());
+  }
+  Kernels().at(argv[1])(dev, static_cast<uint32_t>(std::stoul(argv[2])), stream);
+  CHECK_ACL(aclrtSynchronizeStream(stream));
+  for (size_t i = 0; i < dev.size(); ++i) {
+    if (outs[i].first.empty()) continue;
+    std::vector<char> host(outs[i].second);
+    CHECK_ACL(aclrtMemcpy(host.data(), host.size(), dev[i], host.size(), ACL_MEMCPY_DEVICE_TO_HOST));
+    std::ofstream(outs[i].first, std::ios::binary).write(host.data(), host.size());
+  }
+  for (uint8_t* d : dev) CHECK_ACL(aclrtFree(d));
+  CHECK_ACL(aclrtDestroyStream(stream));
+  CHECK_ACL(aclFinalize());
+  return 0;
+}

@@ -1,0 +1,168 @@
+"""AscendC kernels written as kernel authors write them, built by npu-ascendc and run on the
+simulated device through ACL host code (`kernel<<<blockDim, nullptr, stream>>>`), each compared
+with numpy: mask / repeat vector forms, TBuf and scalar access, reductions, compare / select /
+gather, basic-API cube matmuls with and without a transposed B, a 1 cube : 2 vector mix kernel,
+atomics with SyncAll, and the synchronization and assertion failures the twin must report.
+
+All kernels live in programs/kernels.cpp, built once (npu-ascendc caches the executable).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npu_mlir.tools import npu_ascendc
+
+PROGRAMS = Path(__file__).parent / "programs"
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to build against the CPU twin")
+
+
+def _source_line(marker: str) -> int:
+    lines = (PROGRAMS / "kernels.cpp").read_text().splitlines()
+    return next(i + 1 for i, ln in enumerate(lines) if marker in ln)
+
+
+@pytest.fixture(scope="module")
+def kernels() -> Path:
+    try:
+        return npu_ascendc.build([PROGRAMS / "kernels.cpp"])
+    except npu_ascendc.BuildError as exc:
+        if "not built" in str(exc):
+            pytest.skip(str(exc))
+        raise
+
+
+def run(exe: Path, tmp: Path, name: str, block_dim: int, inputs: list[np.ndarray],
+        outputs: list[tuple[int, np.dtype]], check: bool = True) -> tuple[list[np.ndarray], subprocess.CompletedProcess]:
+    args = [str(exe), name, str(block_dim)]
+    for i, a in enumerate(inputs):
+        np.ascontiguousarray(a).tofile(tmp / f"in{i}.bin")
+        args.append(f"in:{tmp / f'in{i}.bin'}")
+    for i, (n, dt) in enumerate(outputs):
+        args.append(f"out:{n * np.dtype(dt).itemsize}:{tmp / f'out{i}.bin'}")
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    outs = [np.fromfile(tmp / f"out{i}.bin", dtype=dt) if check else None for i, (_, dt) in enumerate(outputs)]
+    return outs, proc
+
+
+def test_vector_mask_and_repeat_forms(kernels, tmp_path):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 256), dtype=np.float32)
+    (z,), _ = run(kernels, tmp_path, "vec_mask", 1, [x, y], [(5 * 256, np.float32)])
+    z = z.reshape(5, 256)
+    lane = np.arange(256) % 64
+    want = np.full((5, 256), -1.0, np.float32)
+    want[0, lane < 40] = (x + y)[lane < 40]                      # continuous mask 40
+    want[1, lane % 2 == 1] = (x * y)[lane % 2 == 1]              # bit mask, odd lanes
+    blocks = x.reshape(-1, 8)                                    # src block stride 2, repeat stride 16
+    want[2, :128] = np.concatenate([blocks[[r * 16 + j * 2 for j in range(8)]].ravel() for r in range(2)]) + 100
+    want[3, lane < 8] = np.exp(x)[lane < 8]                      # SetVectorMask, isSetMask = false
+    want[4, :100] = (x - y)[:100]                                # counter mode
+    np.testing.assert_allclose(z, want, rtol=1e-6, atol=1e-6)
+
+
+def test_reductions_tbuf_and_scalar_access(kernels, tmp_path):
+    x = np.random.default_rng(1).standard_normal((8, 64), dtype=np.float32)
+    (stats, rows), _ = run(kernels, tmp_path, "reduce_stats", 1, [x], [(32, np.float32), (512, np.float32)])
+    np.testing.assert_allclose(stats[0], x.sum(), rtol=1e-5)
+    assert stats[1] == x.max() and stats[2:3].view(np.uint32)[0] == x.argmax()
+    assert stats[3] == x[:, :32].min()                           # ReduceMin, mask 32 x 8 repeats
+    np.testing.assert_allclose(stats[8:16], x.sum(axis=1), rtol=1e-5, atol=1e-5)        # WholeReduceSum
+    np.testing.assert_allclose(stats[16:24], x[:, :50].sum(axis=1), rtol=1e-5, atol=1e-5)  # Sum
+    np.testing.assert_allclose(rows.reshape(8, 64), np.repeat(x.sum(axis=1, keepdims=True), 64, 1),
+                               rtol=1e-5, atol=1e-5)             # BroadCast
+
+
+def test_compare_select_gather(kernels, tmp_path):
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((2, 256), dtype=np.float32)
+    (z,), _ = run(kernels, tmp_path, "cmp_select", 1, [x, y], [(648, np.float32)])
+    np.testing.assert_array_equal(z[:256], np.maximum(x, 0))
+    np.testing.assert_array_equal(z[256:512], np.minimum(x, y))
+    np.testing.assert_array_equal(z[512:640], x[::2])
+    assert z[640] == 128
+
+
+@pytest.mark.parametrize("name", ["matmul_nn", "matmul_nt"])
+def test_cube_matmul_basic_api(kernels, tmp_path, name):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((48, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 32) if name == "matmul_nn" else (32, 64)).astype(np.float16)
+    (c,), _ = run(kernels, tmp_path, name, 1, [a, b], [(48 * 32, np.float32)])
+    bb = b if name == "matmul_nn" else b.T
+    np.testing.assert_allclose(c.reshape(48, 32), a.astype(np.float64) @ bb.astype(np.float64), rtol=1e-4, atol=1e-4)
+
+
+def test_cube_l0b_needs_the_transposing_load(kernels, tmp_path):
+    # A [k, n] B loaded into L0B without ifTranspose is wrong on a 910B, and so on the twin.
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((48, 64)).astype(np.float16), rng.standard_normal((64, 32)).astype(np.float16)
+    (c,), _ = run(kernels, tmp_path, "matmul_nn_flipped", 1, [a, b], [(48 * 32, np.float32)])
+    assert np.abs(c.reshape(48, 32) - a.astype(np.float64) @ b.astype(np.float64)).max() > 1.0
+
+
+def test_mix_kernel_one_cube_two_vector(kernels, tmp_path):
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((48, 64)).astype(np.float16), rng.standard_normal((64, 32)).astype(np.float16)
+    (_, out), _ = run(kernels, tmp_path, "mix_matmul_relu", 1, [a, b], [(48 * 32, np.float32), (48 * 32, np.float32)])
+    want = np.maximum(a.astype(np.float64) @ b.astype(np.float64), 0) + 0.5
+    np.testing.assert_allclose(out.reshape(48, 32), want, rtol=1e-4, atol=1e-4)
+
+
+def test_atomic_add_and_sync_all(kernels, tmp_path):
+    x = np.random.default_rng(5).standard_normal(512, dtype=np.float32)
+    (total,), _ = run(kernels, tmp_path, "atomic_total", 8, [x], [(16, np.float32)])
+    np.testing.assert_allclose(total[0], x.sum(), rtol=1e-5)
+    np.testing.assert_allclose(total[8], 2 * x.sum(), rtol=1e-5)
+
+
+def test_missing_synchronization_is_reported(kernels, tmp_path):
+    x = np.arange(64, dtype=np.float32)
+    _, proc = run(kernels, tmp_path, "missing_sync", 1, [x], [(64, np.float32)], check=False)
+    assert proc.returncode != 0
+    line = _source_line("MISSING_SYNC_LINE")
+    assert f"kernels.cpp:{line}: Muls (PIPE_V) reads UB" in proc.stderr, proc.stderr
+    assert f"DataCopy (PIPE_MTE2) at {PROGRAMS / 'kernels.cpp'}:{line - 1}" in proc.stderr
+    assert "SetFlag/WaitFlag<HardEvent::MTE2_V>" in proc.stderr
+
+
+def test_missing_write_after_read_synchronization_is_reported(kernels, tmp_path):
+    x = np.arange(128, dtype=np.float32)
+    _, proc = run(kernels, tmp_path, "missing_war_sync", 1, [x], [(128, np.float32)], check=False)
+    assert proc.returncode != 0
+    assert f"kernels.cpp:{_source_line('MISSING_WAR_LINE')}: DataCopy (PIPE_MTE2) overwrites UB" in proc.stderr
+    assert "still being read by DataCopy (PIPE_MTE3)" in proc.stderr and "HardEvent::MTE3_MTE2" in proc.stderr
+
+
+def test_printf_and_ascendc_assert(kernels, tmp_path):
+    _, proc = run(kernels, tmp_path, "assert_and_print", 2, [np.zeros(8, np.float32)], [], check=False)
+    assert proc.returncode != 0
+    assert "[AIV 0] block 0 of 2" in proc.stdout
+    assert "ascendc_assert(GetBlockIdx() < 1) failed on AIV 1: block 1 has no work" in proc.stderr
+
+
+def test_worked_example_from_the_readme(tmp_path):
+    # npu-ascendc run: the README's example, one file with its ACL host program.
+    try:
+        exe = npu_ascendc.build([PROGRAMS / "leaky_add.cpp"], tmp_path / "leaky_add")
+    except npu_ascendc.BuildError as exc:
+        if "not built" in str(exc):
+            pytest.skip(str(exc))
+        raise
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 of 16384 elements wrong" in proc.stdout
+
+
+def test_launch_rewrite_reports_bad_syntax():
+    with pytest.raises(npu_ascendc.BuildError, match="ERR03001 .*needs <<<blockDim, l2ctrl, stream>>>"):
+        npu_ascendc.rewrite_launches("k<<<8, s>>>(x);", [])
+    src = 'extern "C" __global__ __mix__(1, 2) void k(GM_ADDR x) {}'
+    assert "MIX_MODE" in npu_ascendc.rewrite_launches("k<<<1, nullptr, s>>>(x);", [src])
