@@ -1,12 +1,9 @@
-// Convolution on NPU tensors. ATen routes convolutions of devices it does not know
-// to convolution_overrideable / convolution_backward_overrideable, which have no CPU
-// kernel for the generic fallback to run. Until the compiler lowers them, they run
-// as the CPU fallback of the generic aten::convolution / aten::convolution_backward
-// (same arguments, plus the bias sizes the backward needs).
+// Convolution on NPU tensors. ATen routes convolutions of devices it does not know to
+// convolution_overrideable / convolution_backward_overrideable. Both redispatch to the generic
+// aten::convolution / aten::convolution_backward on the same tensors, which the eager dispatcher
+// compiles (npu_native_functions.yaml; eager/conv_gemm.py traces them as GEMMs).
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
-
-#include "torch_npu/csrc/aten/CpuFallback.h"
 
 namespace torch_npu {
 namespace {
@@ -18,7 +15,7 @@ c10::OperatorHandle findOp(const char* name) {
 
 void convolutionOverrideable(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stack) {
   static const c10::OperatorHandle convolution = findOp("aten::convolution");
-  cpuFallback(convolution, stack);
+  convolution.callBoxed(stack);
 }
 
 // Stack: grad_output, input, weight, stride, padding, dilation, transposed,
@@ -32,7 +29,7 @@ void convolutionBackwardOverrideable(const c10::OperatorHandle& /*op*/, torch::j
   int64_t groups = (*stack)[base + 8].toInt();
   int64_t outChannels = transposed ? weight.size(1) * groups : weight.size(0);
   stack->insert(stack->begin() + static_cast<std::ptrdiff_t>(base + 3), c10::IValue(std::vector<int64_t>{outChannels}));
-  cpuFallback(backward, stack);
+  backward.callBoxed(stack);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -1,0 +1,186 @@
+"""Convolutions as GEMMs: what the eager path traces for aten.convolution and its backward.
+
+torch-mlir lowers a convolution to one linalg loop nest with a reduction loop per input channel
+and kernel dim, which the sim target can only tile as an elementwise op (a 3x3 conv of 64
+channels ran at ~1.5 GFLOP/s), and PyTorch's decomposition of the backward scatters. Here every
+case (1-3 spatial dims, any stride / padding / dilation / groups) becomes strided slices gathered
+into columns - (C_in * kernel, N * out) - and one matmul (a batch matmul over the groups), which
+the target tiles as a contraction:
+- forward: out = W (C_out, C_in * kernel) @ columns(x padded);
+- grad_weight: grad_out (C_out, N * out) @ columns(x padded)^T;
+- grad_input: the transposed convolution of grad_out - zeros inserted between its elements
+  (stride), padded by dilation * (kernel - 1) - padding, convolved with the channel-swapped
+  weight read in reverse kernel order; the rows a strided forward never read get zeros.
+A transposed forward is that same grad_input computation; its backward, a forward convolution and
+a weight gradient with the roles of input and output gradient swapped. Half-precision operands are widened to
+float32 before the matmuls and the results rounded once, as torch's CPU kernels accumulate (and
+the sim target has no half arithmetic: an f16 matmul ran ~15x slower than the same in f32). Imported by retrace (compile workers
+too: no torch_npu import).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import torch
+from torch.nn import functional as F
+
+
+def pad_trailing(t: torch.Tensor, low: list[int], high: list[int]) -> torch.Tensor:
+    """Zero-pad (negative: crop) the trailing len(low) dims of t."""
+    spatial = len(low)
+    crop = [slice(None)] * (t.dim() - spatial)
+    for lo, hi, size in zip(low, high, t.shape[-spatial:]):
+        crop.append(slice(max(-lo, 0), size - max(-hi, 0)))
+    t = t[tuple(crop)]
+    pads = []
+    for lo, hi in zip(reversed(low), reversed(high)):
+        pads += [max(lo, 0), max(hi, 0)]
+    return F.pad(t, pads) if any(pads) else t
+
+
+def dilate_trailing(t: torch.Tensor, stride: list[int]) -> torch.Tensor:
+    """stride - 1 zeros between neighbouring elements of each trailing dim (scatter-free: pad + reshape)."""
+    spatial = len(stride)
+    for axis, s in enumerate(stride):
+        if s == 1:
+            continue
+        dim = t.dim() - spatial + axis
+        size = t.shape[dim]
+        t = F.pad(t.unsqueeze(dim + 1), [0, 0] * (t.dim() - dim - 1) + [0, s - 1])
+        t = t.flatten(dim, dim + 1).narrow(dim, 0, (size - 1) * s + 1)
+    return t
+
+
+def _columns(xt: torch.Tensor, kernel: list[int], stride: list[int], dilation: list[int], out: list[int],
+             reverse: bool = False) -> torch.Tensor:
+    """(C * prod(kernel), N * prod(out)) windows of xt (C, N, *padded spatial), kernel offsets in
+    row-major order (reversed: the kernel read back to front)."""
+    c, n = xt.shape[:2]
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    if reverse:
+        offsets.reverse()
+    windows = []
+    for offset in offsets:
+        index = [slice(None), slice(None)]
+        index += [slice(o * d, o * d + s * (size - 1) + 1, s) for o, d, s, size in zip(offset, dilation, stride, out)]
+        windows.append(xt[tuple(index)])
+    cols = windows[0].unsqueeze(1) if len(windows) == 1 else torch.stack(windows, 1)
+    return cols.reshape(c * len(offsets), n * math.prod(out))
+
+
+def _grouped_matmul(a: torch.Tensor, b: torch.Tensor, groups: int) -> torch.Tensor:
+    """a (G*M, K) times b (G*K, N) group by group -> (G*M, N)."""
+    if groups == 1:
+        return a @ b
+    m, k = a.shape[0] // groups, a.shape[1]
+    return torch.bmm(a.reshape(groups, m, k), b.reshape(groups, k, -1)).reshape(groups * m, -1)
+
+
+def _gemm_conv(xt: torch.Tensor, weight: torch.Tensor, stride: list[int], dilation: list[int], groups: int,
+               out: list[int], reverse: bool = False) -> torch.Tensor:
+    """(C_out, N, *out) correlation of padded xt (C_in, N, *spatial) with weight (C_out, C_in / groups, *k)."""
+    kernel = list(weight.shape[2:])
+    cols = _columns(xt, kernel, stride, dilation, out, reverse)
+    result = _grouped_matmul(weight.reshape(weight.shape[0], -1), cols, groups)
+    return result.reshape(weight.shape[0], xt.shape[1], *out)
+
+
+def _out_sizes(spatial: list[int], kernel: list[int], stride: list[int], padding: list[int],
+               dilation: list[int]) -> list[int]:
+    return [(size + 2 * p - d * (k - 1) - 1) // s + 1
+            for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)]
+
+
+def _swap_channels(weight: torch.Tensor, groups: int) -> torch.Tensor:
+    """(A, B / groups, *k) -> (B, A / groups, *k), within each group."""
+    a, b_per_group = weight.shape[:2]
+    grouped = weight.reshape(groups, a // groups, b_per_group, *weight.shape[2:]).transpose(1, 2)
+    return grouped.reshape(groups * b_per_group, a // groups, *weight.shape[2:])
+
+
+def _transposed(grad: torch.Tensor, weight: torch.Tensor, stride: list[int], padding: list[int],
+                dilation: list[int], groups: int, extra: list[int]) -> torch.Tensor:
+    """The transposed convolution of grad (N, C_out, *out) with weight (C_out, C_in / groups, *k): the
+    input gradient of the forward convolution, `extra` trailing rows per dim beyond the last window."""
+    kernel = list(weight.shape[2:])
+    low = [d * (k - 1) - p for k, p, d in zip(kernel, padding, dilation)]
+    spread = pad_trailing(dilate_trailing(grad.transpose(0, 1), stride), low, [lo + e for lo, e in zip(low, extra)])
+    out = [size - d * (k - 1) for size, k, d in zip(spread.shape[2:], kernel, dilation)]
+    ones = [1] * len(kernel)
+    result = _gemm_conv(spread, _swap_channels(weight, groups), ones, dilation, groups, out, reverse=True)
+    return result.transpose(0, 1)
+
+
+def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: list[int],
+                padding: list[int], dilation: list[int], transposed: bool, output_padding: list[int],
+                groups: int) -> torch.Tensor:
+    dtype = input.dtype
+    input, weight, bias = _opmath(input, weight, bias)
+    spatial = input.dim() - 2
+    stride, padding, dilation = _expand(stride, spatial), _expand(padding, spatial), _expand(dilation, spatial)
+    if transposed:
+        out = _transposed(input, weight, stride, padding, dilation, groups, _expand(output_padding, spatial))
+    else:
+        kernel = list(weight.shape[2:])
+        sizes = _out_sizes(list(input.shape[2:]), kernel, stride, padding, dilation)
+        xt = pad_trailing(input.transpose(0, 1), padding, padding)
+        out = _gemm_conv(xt, weight, stride, dilation, groups, sizes).transpose(0, 1)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, *([1] * spatial))
+    return out.to(dtype)
+
+
+HALF = (torch.float16, torch.bfloat16)
+
+
+def _opmath(*tensors: torch.Tensor) -> list[torch.Tensor]:
+    return [t.float() if t is not None and t.dtype in HALF else t for t in tensors]
+
+
+def _expand(values: list[int], spatial: int) -> list[int]:
+    return list(values) * spatial if len(values) == 1 else list(values)
+
+
+def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight: torch.Tensor,
+                         bias_sizes: list[int] | None, stride: list[int], padding: list[int], dilation: list[int],
+                         transposed: bool, output_padding: list[int], groups: int,
+                         output_mask: list[bool]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    if transposed:
+        # <grad, conv_transpose(x, W)> = <conv(grad, W), x>: the input gradient is a forward convolution
+        # of grad, the weight gradient that of conv(grad, W) with x as its output gradient.
+        grad_input = convolution(grad_output, weight, None, stride, padding, dilation, False, [0], groups)
+        # output_padding rows reach no input element (with stride 1 and dilation > 1 they add windows)
+        grad_input = grad_input[(slice(None), slice(None), *(slice(0, n) for n in input.shape[2:]))]
+        grad_weight = convolution_backward(input, grad_output, weight, None, stride, padding, dilation, False, [0],
+                                           groups, [False, True, False])[1]
+        grad_bias = grad_output.sum([0] + list(range(2, grad_output.dim())))
+        return grad_input, grad_weight, grad_bias
+    dtype = input.dtype
+    grad_output, input, weight = _opmath(grad_output, input, weight)
+    spatial = input.dim() - 2
+    stride, padding, dilation = _expand(stride, spatial), _expand(padding, spatial), _expand(dilation, spatial)
+    kernel, out = list(weight.shape[2:]), list(grad_output.shape[2:])
+    # A kernel cannot return an undefined tensor: a gradient output_mask leaves out is zeros (cheap),
+    # which autograd ignores - the input of a first layer needs none, and its is the costliest.
+    if output_mask[0]:
+        covered = [(o - 1) * s + d * (k - 1) + 1 - 2 * p
+                   for o, s, d, k, p in zip(out, stride, dilation, kernel, padding)]
+        extra = [size - c for size, c in zip(input.shape[2:], covered)]
+        grad_input = _transposed(grad_output, weight, stride, padding, dilation, groups, extra)
+    else:
+        grad_input = torch.zeros_like(input)
+    cols = _columns(pad_trailing(input.transpose(0, 1), padding, padding), kernel, stride, dilation, out)
+    grads = grad_output.transpose(0, 1).reshape(weight.shape[0], -1)  # (C_out, N * out)
+    if groups == 1:
+        grad_weight = grads @ cols.t()
+    else:
+        per_group = weight.shape[0] // groups
+        grad_weight = torch.bmm(grads.reshape(groups, per_group, -1), cols.reshape(groups, -1, grads.shape[1]).transpose(1, 2))
+    grad_bias = grad_output.sum([0] + list(range(2, grad_output.dim())))
+    return grad_input.to(dtype), grad_weight.reshape(weight.shape).to(dtype), grad_bias.to(dtype)
+
+
+aten = torch.ops.aten
+RETRACED = {aten.convolution.default: convolution, aten.convolution_backward.default: convolution_backward}
