@@ -191,6 +191,113 @@ def build(sources: list[Path], output: Path | None = None, flags: tuple[str, ...
     return Path(output)
 
 
+def kernel_arity(sources: list[str], name: str) -> int:
+    """The number of GM_ADDR parameters of kernel `name`'s definition."""
+    for text in sources:
+        for m in re.finditer(rf"__global__(?:[^;{{}}()]|\([^()]*\))*?\b{re.escape(name)}\s*\(", text):
+            params = text[m.end():_matching(text, m.end() - 1, "(", ")") - 1].strip()
+            return 0 if params in ("", "void") else len(_split_top(params))
+    raise BuildError(f"ERR03001 GRAPH npu-ascendc: no __global__ kernel named {name} in the sources")
+
+
+def build_shared(sources: list[Path], kernel: str, flags: tuple[str, ...] = ()) -> Path:
+    """A shared library with `npu_ascendc_entry(blockDim, args)`: every core of a launch of `kernel`
+    on the GM pointers `args`, run through the twin on the calling thread's behalf (for custom ops)."""
+    sources = [Path(s).resolve() for s in sources]
+    texts = [s.read_text() for s in sources]
+    arity, mode = kernel_arity(texts, kernel), kernel_mode(texts, kernel)
+    lib = runtime_library()
+    key = _digest(b"shared", kernel.encode(), *(t.encode() for t in texts), *(str(s).encode() for s in sources),
+                  " ".join(flags).encode(), *(h.read_bytes() for h in sorted(TWIN.rglob("*.h"))),
+                  str(lib.stat().st_mtime_ns).encode())
+    out = CACHE / f"lib-{kernel}-{key}.so"
+    if out.exists():
+        return out
+    work = Path(tempfile.mkdtemp(prefix="npu_ascendc_"))
+    try:
+        units = []
+        for src, text in zip(sources, texts):
+            unit = work / f"{len(units)}_{src.stem}.cpp"
+            unit.write_text('#include "kernel_operator.h"\n#include "npu_ascendc_launch.h"\n'
+                            f'#line 1 "{src}"\n' + rewrite_launches(text, texts))
+            units.append(unit)
+        args = ", ".join(f"a[{i}]" for i in range(arity))
+        entry = work / "entry.cpp"
+        entry.write_text(f"""#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void {kernel}({", ".join(["GM_ADDR"] * arity)});
+extern "C" void npu_ascendc_entry(uint32_t blockDim, uint8_t** a) {{
+  AscendC::RunBlocks(blockDim, [=] {{ {kernel}({args}); }}, {mode});
+}}
+""")
+        target = work / "lib.so"
+        dirs = sorted({f"-I{s.parent}" for s in sources})
+        # The runtime is linked for the sources' own host code only, its symbols kept local: the
+        # process's runtime (torch_npu's) stays the one every other caller reaches.
+        cmd = ["g++", *CXXFLAGS, "-fPIC", "-shared", f"-I{TWIN}", f"-I{RUNTIME_INCLUDE}", *dirs, *flags,
+               *map(str, units), str(entry), str(lib), "-Wl,--exclude-libs,ALL", "-ldl", "-o", str(target)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BuildError(f"ERR03001 GRAPH npu-ascendc: g++ failed\n{proc.stderr}")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        staged = CACHE / f".lib-{key}-{os.getpid()}"
+        shutil.copy2(target, staged)
+        os.replace(staged, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def register_custom_op(qualname: str, schema: str, sources: list[Path], kernel: str, block_dim: int, outputs,
+                       reference=None):
+    """Registers AscendC kernel `kernel` as the torch op `qualname` ("ns::name") on npu tensors.
+
+    `schema` is the op's signature without its name ("(Tensor x, Tensor y) -> Tensor"); the kernel
+    takes the tensor arguments' device pointers in order, then the outputs'. `outputs(*args)` returns
+    the output tensors to allocate (e.g. `lambda x, y: [torch.empty_like(x)]`); it also gives the op
+    its meta (fake-tensor) implementation. `reference`, if given, is the CPU implementation. A call
+    waits for the current stream, runs every core of the launch, and returns: the launch is
+    synchronous. Inputs must be contiguous npu tensors (non-contiguous ones are made contiguous).
+    """
+    import ctypes
+
+    import torch
+
+    so = ctypes.CDLL(str(build_shared(sources, kernel)))
+    entry = so.npu_ascendc_entry
+    entry.argtypes = [ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p)]
+    entry.restype = None
+    ns, name = qualname.split("::")
+    lib = torch.library.Library(ns, "FRAGMENT")
+    lib.define(name + schema)
+
+    def npu_impl(*args):
+        tensors = [a.contiguous() for a in args if isinstance(a, torch.Tensor)]
+        if len(tensors) != len(args):
+            raise TypeError(f"{qualname}: only tensor arguments reach an AscendC kernel ERR03001 GRAPH invalid parameter")
+        for t in tensors:
+            if t.device.type != "npu":
+                raise RuntimeError(f"{qualname}: expected npu tensors, got {t.device} ERR03001 GRAPH invalid parameter")
+        outs = list(outputs(*args))
+        torch.npu.current_stream().synchronize()
+        ptrs = (ctypes.c_void_p * (len(tensors) + len(outs)))(*[t.data_ptr() for t in tensors + outs])
+        entry(block_dim, ptrs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def meta_impl(*args):
+        outs = list(outputs(*args))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    lib.impl(name, npu_impl, "PrivateUse1")
+    lib.impl(name, meta_impl, "Meta")
+    if reference is not None:
+        lib.impl(name, reference, "CPU")
+    _LIBRARIES.append(lib)  # a Library deregisters its ops when collected
+    return getattr(getattr(torch.ops, ns), name)
+
+
+_LIBRARIES: list = []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="npu-ascendc", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
