@@ -22,14 +22,15 @@ def host_functions(module: ir.Operation) -> list[ir.Operation]:
 
 
 def host_compute(func: ir.Operation) -> list[ir.Operation]:
-    """The ops of `func` that compute on the host (unused constants and empties aside: they fold)."""
+    """The ops of `func` that compute on the host."""
     out = []
     for op in func.regions[0].blocks[0].operations:
         op = op.operation
         if op.name in HOST_OPS:
             continue
-        # An empty is an allocation (the outs of whatever computes); an unused constant folds away.
-        if op.name == "tensor.empty" or (op.name == "arith.constant" and not len(list(op.results[0].uses))):
+        # Constants and empties compute nothing themselves (whatever reads them does); a launch
+        # list has no use for either, so they never survive in a host function that passes.
+        if op.name in ("arith.constant", "tensor.empty"):
             continue
         out.append(op)
     return out

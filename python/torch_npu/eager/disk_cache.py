@@ -1,13 +1,13 @@
 """The persistent kernel cache: one entry per call key, under a directory keyed by compiler version.
 
     $TORCH_NPU_KERNEL_CACHE (default ~/.cache/torch_npu/kernels)/<version>/
-        entry-<hash of key>.json   metadata + the sha256 of the shared object
+        entry-<hash of key>.json   the record (launch list, kernel sources) + the sha256 of each library
         npu_sim_*.so               the kernels (written by the sim target's own memo)
 
 The version hashes the compiler's sources (npu_mlir and this package's build code) and the torch /
 torch-mlir versions, so a changed compiler never loads a stale kernel. An entry whose JSON does not
-parse, whose library is missing or whose bytes no longer match the recorded hash is deleted with its
-library, and the call compiles again.
+parse, whose libraries are missing or whose bytes no longer match the recorded hashes is deleted with
+its libraries, and the call compiles again.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ import torch
 import npu_mlir
 
 CACHE_ENV = "TORCH_NPU_KERNEL_CACHE"
+# "0": the compile worker builds every call straight from linalg, bypassing the ascend pipeline
+# (the comparison bench_pipeline makes); records built either way never mix.
+PIPELINE_ENV = "TORCH_NPU_EAGER_PIPELINE"
 _version: list[str] = []
 
 
@@ -35,6 +38,7 @@ def compiler_version() -> str:
                 digest.update(str(source.relative_to(root)).encode())
                 digest.update(source.read_bytes())
         digest.update(torch.__version__.encode())
+        digest.update(os.environ.get(PIPELINE_ENV, "1").encode())  # which path built the records
         digest.update(metadata.version("torch-mlir").encode())
         _version.append(digest.hexdigest()[:16])
     return _version[0]
@@ -60,33 +64,39 @@ def entry_path(key: bytes) -> Path:
     return version_dir() / f"entry-{hashlib.sha256(key).hexdigest()[:32]}.json"
 
 
-def _discard(entry: Path, library: Path | None) -> None:
-    for path in (entry, library, library.with_suffix(".json") if library else None):
-        if path is not None:
-            path.unlink(missing_ok=True)
+def _discard(entry: Path, libraries: list[Path]) -> None:
+    for path in [entry] + [p for lib in libraries for p in (lib, lib.with_suffix(".json"))]:
+        path.unlink(missing_ok=True)
 
 
 def load(key: bytes) -> dict | None:
-    """The stored metadata for `key`, or None (a damaged entry is removed)."""
+    """The stored record for `key` (its launches' so_path made absolute), or None (a damaged
+    entry is removed with its libraries)."""
     entry = entry_path(key)
     if not entry.exists():
         return None
-    library = None
+    libraries: list[Path] = []
     try:
         meta = json.loads(entry.read_text())
-        library = entry.parent / meta["library"]
-        if meta["key"] == key.hex() and library.exists() and _file_hash(library) == meta["sha256"]:
-            return dict(meta["kernel"], so_path=str(library))
+        libraries = [entry.parent / name for name, _ in meta["libraries"]]
+        intact = all(lib.exists() and _file_hash(lib) == digest for lib, (_, digest) in zip(libraries, meta["libraries"]))
+        if meta["key"] == key.hex() and intact:
+            record = meta["kernel"]
+            for launch in record["launches"]:
+                launch["so_path"] = str(entry.parent / launch["so_path"])
+            return record
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    _discard(entry, library)
+    _discard(entry, libraries)
     return None
 
 
-def store(key: bytes, kernel: dict) -> None:
-    library = Path(kernel["so_path"])
-    meta = {"key": key.hex(), "library": library.name, "sha256": _file_hash(library),
-            "kernel": {k: v for k, v in kernel.items() if k != "so_path"}}
+def store(key: bytes, record: dict) -> None:
+    """Keep `record` (a launch list, see kernel_build) for `key`; its libraries are in version_dir()."""
+    libraries = [Path(launch["so_path"]) for launch in record["launches"]]
+    stored = dict(record, launches=[dict(launch, so_path=Path(launch["so_path"]).name) for launch in record["launches"]])
+    meta = {"key": key.hex(), "libraries": [(lib.name, _file_hash(lib)) for lib in dict.fromkeys(libraries)],
+            "kernel": stored}
     entry = entry_path(key)
     staged = entry.with_suffix(f".tmp{os.getpid()}")
     staged.write_text(json.dumps(meta))

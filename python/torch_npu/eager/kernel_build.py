@@ -15,6 +15,7 @@ the op's result dtypes) and on example tensors here (to trace it).
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -23,11 +24,13 @@ import torch
 
 if __package__:
     from torch_npu.eager.custom_ops import reference as custom_reference
-    from torch_npu.eager.formats import to_logical
+    from torch_npu.eager.disk_cache import PIPELINE_ENV
+    from torch_npu.eager.formats import contiguous_strides, to_logical
     from torch_npu.eager.retrace import RETRACED
 else:  # a compile worker imports this file as a top-level module, next to retrace.py
     from custom_ops import reference as custom_reference
-    from formats import to_logical
+    from disk_cache import PIPELINE_ENV
+    from formats import contiguous_strides, to_logical
     from retrace import RETRACED
 
 PARAM_DTYPES = {"f64": torch.float64, "i64": torch.int64}
@@ -85,10 +88,70 @@ def example_tensors(request: dict, device: str = "cpu") -> tuple[list[torch.Tens
     return tensors, params
 
 
-def build(request: dict) -> dict:
-    """Trace, lower and build the request; the kernel's metadata (see torch_npu.eager.miss)."""
-    from npu_mlir.frontend.torch_import import import_fx_graph
+DUMP_ENV = "TORCH_NPU_DUMP_KERNELS"
+
+
+def _refs(kind: str, count: int) -> list[tuple[str, int]]:
+    return [(kind, i) for i in range(count)]
+
+
+def _pipeline_record(text: str, n_tensors: int, strides: list, cache_dir: Path) -> dict:
+    """The call through npu_mlir's pipeline: one launch per tiled ascend.kernel (see launch_list)."""
+    from torch_mlir import ir
+
+    from npu_mlir.dialects.ascend import load_ascend
+    from npu_mlir.pipeline import PipelineOptions, run_pipeline
+    from npu_mlir.targets.ascend import launch_list
+
+    with ir.Context() as context, ir.Location.unknown():
+        context.enable_multithreading(False)  # one-op modules: MLIR's thread pool costs more than it saves
+        load_ascend()
+        module = ir.Module.parse(text)
+        run_pipeline(module, PipelineOptions(from_torch=False, until="tile"))
+        built = launch_list.build(module, n_tensors, strides[:n_tensors], cache_dir)
+    launches = [{"so_path": k.so_path, "symbol": k.symbol, "block_dim": k.block_dim, "refs": list(k.refs)}
+                for k in built.launches]
+    sources = [{"kernel": k.kernel, "symbol": k.symbol, "tiled_mlir": k.tiled_mlir, "ascendc": k.ascendc,
+                "acl": k.acl, "ascendc_error": k.ascendc_error} for k in built.launches]
+    return {"path": "pipeline", "launches": launches, "temps": list(built.temp_bytes),
+            "outputs": [list(o) for o in built.outputs], "sources": sources, "acl": built.acl}
+
+
+def _linalg_record(module, request: dict, n_tensors: int, n_params: int, strides: list, reason: str) -> dict:
+    """The call built by the sim target straight from linalg: one launch, no tiling, no AscendC."""
     from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg
+
+    kernel = compile_linalg(module, SimTiling(request["block_dim"]), name=request["name"],
+                            scalar_inputs=range(n_tensors, n_tensors + n_params), input_strides=strides,
+                            cache_dir=Path(request["cache_dir"]))
+    if len(kernel.inputs) != n_tensors or len(kernel.scalars) != n_params:
+        raise ValueError(f"the kernel takes {len(kernel.inputs)} tensors and {len(kernel.scalars)} scalars, the "
+                         f"call has {n_tensors} and {n_params}")
+    refs = _refs("in", n_tensors) + _refs("out", len(kernel.outputs)) + _refs("param", n_params)
+    return {"path": "linalg", "reason": reason, "temps": [],
+            "launches": [{"so_path": kernel.so_path, "symbol": kernel.symbol, "block_dim": kernel.block_dim,
+                          "refs": refs}],
+            "outputs": [(list(s.shape), s.dtype) for s in kernel.outputs]}
+
+
+def _dump(record: dict, linalg_text: str, directory: Path) -> None:
+    """$TORCH_NPU_DUMP_KERNELS: per compiled kernel its tiled MLIR, AscendC and ACL source."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for source in record.get("sources", []):
+        stem = directory / source["symbol"]
+        stem.with_suffix(".mlir").write_text(source["tiled_mlir"] + "\n")
+        missing = f"// @{source['kernel']} has no AscendC yet: {source['ascendc_error']}\n"
+        stem.with_suffix(".ascendc.cpp").write_text(source["ascendc"] or missing)
+        stem.with_suffix(".acl.cpp").write_text(source["acl"] or missing)
+    if record["path"] == "linalg":
+        stem = directory / record["launches"][0]["symbol"]
+        stem.with_suffix(".linalg.mlir").write_text(
+            f"// not through the ascend pipeline (no tiling, no AscendC): {record['reason']}\n{linalg_text}\n")
+
+
+def build(request: dict) -> dict:
+    """Trace, lower and build the request: its launch list (see torch_npu.eager.miss)."""
+    from npu_mlir.frontend.torch_import import import_fx_graph
 
     start = time.perf_counter()
     tensors, params = example_tensors(request)
@@ -98,13 +161,19 @@ def build(request: dict) -> dict:
         return materialize(request, xs[:n_tensors], xs[n_tensors:])
 
     graph = import_fx_graph(call, tensors + params)
+    text = str(graph.module)
     strides = [tuple(s) for _, _, s in request["tensors"]] + [None] * n_params
-    kernel = compile_linalg(graph.module, SimTiling(request["block_dim"]), name=request["name"],
-                            scalar_inputs=range(n_tensors, n_tensors + n_params), input_strides=strides,
-                            cache_dir=Path(request["cache_dir"]))
-    if len(kernel.inputs) != n_tensors or len(kernel.scalars) != n_params:
-        raise ValueError(f"the kernel takes {len(kernel.inputs)} tensors and {len(kernel.scalars)} scalars, the "
-                         f"call has {n_tensors} and {n_params}")
-    return {"so_path": kernel.so_path, "symbol": kernel.symbol, "block_dim": kernel.block_dim,
-            "outputs": [(list(s.shape), s.dtype) for s in kernel.outputs],
-            "compile_ms": (time.perf_counter() - start) * 1e3}
+    contiguous = [None if s == contiguous_strides(tuple(shape)) else s for (_, shape, _), s in zip(request["tensors"], strides)]
+    record = None
+    reason = f"{PIPELINE_ENV}=0"
+    if os.environ.get(PIPELINE_ENV, "1") != "0":
+        try:
+            record = _pipeline_record(text, n_tensors, contiguous, Path(request["cache_dir"]))
+        except Exception as err:  # a call the pipeline cannot take yet keeps the linalg path, with the reason
+            reason = f"{type(err).__name__}: {err}"[:2000]
+    if record is None:
+        record = _linalg_record(graph.module, request, n_tensors, n_params, strides, reason)
+    if os.environ.get(DUMP_ENV):
+        _dump(record, text, Path(os.environ[DUMP_ENV]))
+    record["compile_ms"] = (time.perf_counter() - start) * 1e3
+    return record

@@ -67,7 +67,7 @@ def test_corrupt_library_is_discarded_and_rebuilt(fresh_cache, eager_stats):
     x = torch.randn(5, 11)
     torch.testing.assert_close(torch.exp(x.npu()).cpu(), torch.exp(x))
     [entry] = _entries(fresh_cache)
-    library = entry.parent / json.loads(entry.read_text())["library"]
+    library = entry.parent / json.loads(entry.read_text())["libraries"][0][0]
     # A new inode, as another process would find it: overwriting the mapped file in place would crash this one.
     damaged = library.with_suffix(".damaged")
     damaged.write_bytes(b"\x7fELF garbage")
@@ -75,7 +75,7 @@ def test_corrupt_library_is_discarded_and_rebuilt(fresh_cache, eager_stats):
     _C._eager_clear_memory_cache()
     torch.testing.assert_close(torch.exp(x.npu()).cpu(), torch.exp(x))
     [entry] = _entries(fresh_cache)
-    rebuilt = entry.parent / json.loads(entry.read_text())["library"]  # named by the worker's compiler hash
+    rebuilt = entry.parent / json.loads(entry.read_text())["libraries"][0][0]  # named by the worker's compiler hash
     assert rebuilt.read_bytes()[:12] != b"\x7fELF garbage", "the damaged library was not rebuilt"
     assert eager_stats()["aten::exp"]["misses"] == 2
     assert eager_stats()["aten::exp"]["fallback"] == 0

@@ -92,10 +92,25 @@ std::vector<ArgRef> argRefs(const py::handle& list) {
 
 std::shared_ptr<const CacheEntry> recordFrom(const py::dict& result) {
   auto record = std::make_shared<KernelRecord>();
-  record->symbol = result["symbol"].cast<std::string>();
-  std::string path = result["so_path"].cast<std::string>();
-  if (!path.empty()) record->fn = loadKernel(path, record->symbol);
-  record->blockDim = result["block_dim"].cast<uint32_t>();
+  // An answer with no launches (every result empty) runs nothing.
+  if (result.contains("launches")) {
+    static const std::unordered_map<std::string, LaunchArg::Kind> kinds = {
+        {"in", LaunchArg::Kind::Input}, {"out", LaunchArg::Kind::Output},
+        {"tmp", LaunchArg::Kind::Temp}, {"param", LaunchArg::Kind::Param}};
+    for (const py::handle& item : result["launches"]) {
+      Launch launch;
+      launch.symbol = item["symbol"].cast<std::string>();
+      launch.fn = loadKernel(item["so_path"].cast<std::string>(), launch.symbol);
+      launch.blockDim = item["block_dim"].cast<uint32_t>();
+      for (const py::handle& ref : item["refs"]) {
+        auto [kind, index] = ref.cast<std::pair<std::string, int>>();
+        launch.args.push_back({kinds.at(kind), index});
+      }
+      record->launches.push_back(std::move(launch));
+    }
+    record->tempBytes = result["temps"].cast<std::vector<int64_t>>();
+    record->pipeline = result["path"].cast<std::string>() == "pipeline";
+  }
   record->inputs = argRefs(result["inputs"]);
   for (const py::handle& item : result["params"]) {
     auto pair = item.cast<std::pair<int, bool>>();
@@ -144,6 +159,7 @@ MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_
     } else {
       try {
         out.entry = recordFrom(result);
+        if (result.contains("reason")) info.stats.noteLinalgReason(result["reason"].cast<std::string>());
         out.bakedArgs = result["baked"].cast<std::vector<int>>();
       } catch (const c10::Error& e) {
         TORCH_WARN(e.what_without_backtrace());

@@ -19,8 +19,10 @@ TORCH_NPU_BINDINGS(bindEager) {
       d["compiled"] = row.compiled;
       d["fallback"] = row.fallback;
       d["view"] = row.view;
+      d["pipeline"] = row.pipeline;
       d["compile_ms"] = row.compileMs;
       if (!row.fallbackReason.empty()) d["fallback_reason"] = row.fallbackReason;
+      if (!row.linalgReason.empty()) d["linalg_reason"] = row.linalgReason;
       rows[pybind11::str(name)] = d;
     }
     return rows;

@@ -153,17 +153,12 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     }
   }
 
-  std::vector<uint64_t> slots;
-  slots.reserve(inputs.size() + results.size() + kernel.params.size());
-  for (const at::Tensor& t : inputs) slots.push_back(reinterpret_cast<uint64_t>(t.const_data_ptr()));
-  for (const at::Tensor& t : results) slots.push_back(reinterpret_cast<uint64_t>(t.data_ptr()));
+  std::vector<uint64_t> params;
+  params.reserve(kernel.params.size());
   for (size_t p = 0; p < kernel.params.size(); ++p) {
-    slots.push_back(paramSlot((*stack)[argBase + kernel.params[p].arg], kernel.paramIsFloat[p]));
+    params.push_back(paramSlot((*stack)[argBase + kernel.params[p].arg], kernel.paramIsFloat[p]));
   }
-  if (kernel.fn != nullptr) {
-    NPU_CHECK_ACL(aclrtLaunchKernel(kernel.fn, kernel.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
-                                    kernel.symbol.c_str(), nativeStream(stream)));
-  }
+  launchRecord(info, kernel, inputs, results, params, nativeStream(stream));
   // Ordered after the kernel on the same stream; copy_ also casts to the target's dtype.
   for (auto& [temporary, target] : copyBack) target.copy_(temporary);
 

@@ -1,12 +1,15 @@
 #include "torch_npu/csrc/eager/KernelCache.h"
 
 #include <ATen/Dispatch.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 
+#include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/core/NpuAllocator.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
 
 namespace torch_npu::eager {
@@ -171,6 +174,42 @@ void appendBakedValues(const torch::jit::Stack& stack, size_t argBase, const std
   }
 }
 
+void launchRecord(const OpInfo& info, const KernelRecord& record, const std::vector<at::Tensor>& inputs,
+                  const std::vector<at::Tensor>& results, const std::vector<uint64_t>& params, aclrtStream stream) {
+  if (record.pipeline) ++info.stats.pipeline;
+  if (record.launches.empty()) return;
+  // Freed at return, before the launches run: the allocator reuses a block only in stream order.
+  std::vector<at::Tensor> temps;
+  temps.reserve(record.tempBytes.size());
+  for (int64_t bytes : record.tempBytes) {
+    temps.push_back(at::detail::empty_generic({bytes}, npuAllocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                              at::kByte, std::nullopt));
+  }
+  std::vector<uint64_t> slots;
+  for (const Launch& launch : record.launches) {
+    slots.clear();
+    for (const LaunchArg& arg : launch.args) {
+      switch (arg.kind) {
+        case LaunchArg::Kind::Input:
+          slots.push_back(reinterpret_cast<uint64_t>(inputs[arg.index].const_data_ptr()));
+          break;
+        case LaunchArg::Kind::Output:
+          slots.push_back(reinterpret_cast<uint64_t>(results[arg.index].data_ptr()));
+          break;
+        case LaunchArg::Kind::Temp:
+          slots.push_back(reinterpret_cast<uint64_t>(temps[arg.index].data_ptr()));
+          break;
+        case LaunchArg::Kind::Param:
+          slots.push_back(params[arg.index]);
+          break;
+      }
+    }
+    // The runtime copies the slots when it queues the task, so one buffer serves every launch.
+    NPU_CHECK_ACL(aclrtLaunchKernel(launch.fn, launch.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
+                                    launch.symbol.c_str(), stream));
+  }
+}
+
 std::shared_ptr<const CacheEntry> lookup(const std::string& key) {
   std::lock_guard<std::mutex> lock(cacheMutex);
   auto it = cache.find(key);
@@ -198,7 +237,8 @@ std::map<std::string, StatsRow> statsSnapshot() {
   for (const auto& [schema, info] : opInfos) {
     const OpStats& s = info->stats;
     rows[info->name] = {s.hits.load(), s.misses.load(), s.compiled.load(), s.fallback.load(), s.view.load(),
-                        static_cast<double>(s.compileMicros.load()) / 1e3, s.fallbackReason()};
+                        s.pipeline.load(), static_cast<double>(s.compileMicros.load()) / 1e3, s.fallbackReason(),
+                        s.linalgReason()};
   }
   return rows;
 }
@@ -212,8 +252,10 @@ void resetStats() {
     s.compiled = 0;
     s.fallback = 0;
     s.view = 0;
+    s.pipeline = 0;
     s.compileMicros = 0;
     s.noteFallbackReason("");
+    s.noteLinalgReason("");
   }
 }
 

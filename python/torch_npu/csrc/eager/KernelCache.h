@@ -40,12 +40,28 @@ struct OutputSpec {
   c10::ScalarType dtype = c10::ScalarType::Float;
 };
 
-// A compiled kernel and how to feed it: tensor inputs, outputs and scalar parameters in
-// slot order (the ABI of npu_mlir.targets.ascend.sim_abi).
-struct KernelRecord {
-  aclrtKernelFunc fn = nullptr;  // null: every result is empty, nothing to launch
+// Where one ABI slot of a launch comes from: the call's tensor input, result or scalar
+// parameter `index`, or the record's intermediate buffer `index`.
+struct LaunchArg {
+  enum class Kind : uint8_t { Input, Output, Temp, Param } kind = Kind::Input;
+  int index = 0;
+};
+
+// One kernel of a record: its slots in the order of npu_mlir.targets.ascend.sim_abi (tensor
+// arguments, results, scalar parameters).
+struct Launch {
+  aclrtKernelFunc fn = nullptr;
   uint32_t blockDim = 1;
   std::string symbol;
+  std::vector<LaunchArg> args;
+};
+
+// A compiled call: the launch list the compiler made of it (npu_mlir.targets.ascend.launch_list)
+// and how the call feeds it.
+struct KernelRecord {
+  std::vector<Launch> launches;    // empty: every result is empty, nothing to launch
+  std::vector<int64_t> tempBytes;  // intermediates between launches, allocated per call
+  bool pipeline = false;           // built by the ascend pipeline (tiled, with AscendC), else from linalg
   std::vector<ArgRef> inputs;
   std::vector<ArgRef> params;
   std::vector<bool> paramIsFloat;  // slot holds a double (else an int64)
@@ -67,7 +83,18 @@ struct OpStats {
   std::atomic<int64_t> compiled{0};  // calls that ran a compiled kernel
   std::atomic<int64_t> fallback{0};  // calls the dispatcher sent to the CPU fallback
   std::atomic<int64_t> view{0};      // metadata-only view calls
+  std::atomic<int64_t> pipeline{0};  // compiled calls whose record came out of the ascend pipeline
   std::atomic<int64_t> compileMicros{0};
+
+  // Why the last miss built its record from linalg rather than through the ascend pipeline.
+  void noteLinalgReason(const std::string& reason) {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    linalgReason_ = reason;
+  }
+  std::string linalgReason() const {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    return linalgReason_;
+  }
 
   // Why the last fallback call was not compiled (the compiler's or the key's reason).
   void noteFallbackReason(const std::string& reason) {
@@ -82,6 +109,7 @@ struct OpStats {
  private:
   mutable std::mutex reasonMutex_;
   std::string fallbackReason_;
+  std::string linalgReason_;
 };
 
 // Facts about an operator's schema the dispatcher needs on every call; computed once.
@@ -103,6 +131,11 @@ bool buildKey(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase
 void appendBakedValues(const torch::jit::Stack& stack, size_t argBase, const std::vector<int>& args,
                        std::string& key);
 
+// Queues the record's launches on `stream`: `inputs` / `results` / `params` are the call's, in
+// record order; intermediates come from the device allocator. Counts a pipeline call.
+void launchRecord(const OpInfo& info, const KernelRecord& record, const std::vector<at::Tensor>& inputs,
+                  const std::vector<at::Tensor>& results, const std::vector<uint64_t>& params, aclrtStream stream);
+
 std::shared_ptr<const CacheEntry> lookup(const std::string& key);
 void store(const std::string& key, std::shared_ptr<const CacheEntry> entry);
 // Forgets every cached key (the disk cache is untouched); loaded libraries stay loaded.
@@ -111,9 +144,9 @@ size_t cachedKeyCount();
 
 // Snapshot of every op's counters, by op name.
 struct StatsRow {
-  int64_t hits, misses, compiled, fallback, view;
+  int64_t hits, misses, compiled, fallback, view, pipeline;
   double compileMs;
-  std::string fallbackReason;
+  std::string fallbackReason, linalgReason;
 };
 std::map<std::string, StatsRow> statsSnapshot();
 void resetStats();

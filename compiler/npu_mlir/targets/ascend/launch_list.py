@@ -1,0 +1,139 @@
+"""A tiled module as what the eager record holds: a launch list, every kernel in both of its forms.
+
+The host function of a module that went through the pipeline up to `ascend-plan-memory` is a
+sequence of `ascend.launch`es and reshapes. Here it becomes a `LaunchList`: per launch, the sim
+target's build of that tiled kernel (its .so, symbol and the tiling record's block_dim) and the
+buffers it reads and writes; per kernel, its tiled MLIR and AscendC source; for the module, the
+ACL host code (each kernel's launcher, and the module's runner when every kernel has one). The dispatcher (csrc/eager/KernelCache) runs the list with no Python.
+
+Buffers are `Ref`s: ("in", k) the call's k-th tensor input, ("param", j) its j-th scalar parameter
+(a 0-d f64/i64 argument, passed by value), ("out", j) its j-th result, ("tmp", t) an intermediate
+of `temp_bytes[t]` bytes the dispatcher allocates per call. A launch's refs follow the sim ABI
+(sim_abi): tensor arguments, then results, then scalar parameters, each in argument order.
+Reshapes are free: a reshaped buffer is the same bytes, so it keeps its ref.
+
+`LaunchListError` says why a module cannot become a list yet (the caller keeps the linalg path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from torch_mlir import ir
+
+from npu_mlir.analysis.host_function import VIEW_OPS, describe, host_compute, host_functions
+from npu_mlir.targets.ascend import acl, ascendc
+from npu_mlir.targets.ascend.kernel_model import is_scalar_param
+from npu_mlir.targets.ascend.sim_abi import SCALAR_TYPES
+from npu_mlir.targets.ascend.sim_kernel import compile_ascend_kernel, kernel_ops
+
+Ref = tuple[str, int]
+
+
+class LaunchListError(ValueError):
+    """The module's host function holds something a launch list cannot express."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    kernel: str  # the ascend.kernel's symbol in the module
+    so_path: str
+    symbol: str
+    block_dim: int
+    refs: tuple[Ref, ...]
+    tiled_mlir: str
+    ascendc: str | None  # None when the emitter cannot express the kernel yet (ascendc_error says why)
+    acl: str | None  # the kernel's ACL launcher, when it has AscendC
+    ascendc_error: str = ""
+    compile_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class LaunchList:
+    launches: tuple[Launch, ...]
+    temp_bytes: tuple[int, ...]
+    outputs: tuple[tuple[list[int], str], ...]  # (sizes, mlir element type) of each result
+    acl: str | None
+    acl_error: str = ""
+
+
+def _shape(v: ir.Value) -> list[int]:
+    return list(ir.RankedTensorType(v.type).shape)
+
+
+def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, ...] | None],
+          cache_dir: Path | None = None) -> LaunchList:
+    """The launch list of `module`'s host function, whose first `n_tensors` arguments are tensor
+    inputs (with these element strides, None = contiguous) and the rest scalar parameters."""
+    funcs = host_functions(module.operation)
+    if len(funcs) != 1:
+        raise LaunchListError(f"the module has {len(funcs)} host functions, a launch list runs one")
+    func = funcs[0]
+    computing = host_compute(func)
+    if computing:
+        raise LaunchListError(f"computation left outside kernels: {describe(computing)}")
+    block = func.regions[0].blocks[0]
+    refs: dict[ir.Value, Ref] = {}
+    strided: set[ir.Value] = set()
+    for i, arg in enumerate(block.arguments):
+        if i < n_tensors:
+            refs[arg] = ("in", i)
+            if input_strides[i] is not None:
+                strided.add(arg)
+        elif is_scalar_param(arg) and str(ir.RankedTensorType(arg.type).element_type) in SCALAR_TYPES:
+            refs[arg] = ("param", i - n_tensors)
+        else:
+            raise LaunchListError(f"argument {i} is neither a tensor input nor an f64/i64 scalar parameter")
+
+    ops = [op.operation for op in block.operations]
+    returned = list(ops[-1].operands)
+    root: dict[ir.Value, ir.Value] = {}  # reshaped value -> the buffer it views
+    for op in ops:
+        if op.name in VIEW_OPS:
+            src = op.operands[0]
+            if root.get(src, src) in strided:
+                raise LaunchListError("a reshape of a strided input is not a view of its bytes")
+            root[op.results[0]] = root.get(src, src)
+    out_of = {}  # buffer -> result index
+    for j, v in enumerate(returned):
+        buffer = root.get(v, v)
+        if buffer in refs or buffer in out_of:
+            raise LaunchListError("a result aliases an input or another result")
+        out_of[buffer] = j
+
+    kernels = kernel_ops(module)
+    temps: list[int] = []
+    launches: list[Launch] = []
+    for op in ops:
+        if op.name != "ascend.launch":
+            continue
+        name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        kernel = kernels[name]
+        for r in op.results:
+            if r in out_of:
+                refs[r] = ("out", out_of[r])
+            else:
+                refs[r] = ("tmp", len(temps))
+                temps.append(acl.tensor_bytes(r.type))
+        operands = [root.get(v, v) for v in op.operands]
+        scalars = [k for k, v in enumerate(operands) if refs[v][0] == "param"]
+        strides = [input_strides[refs[v][1]] if v in strided else None for v in operands]
+        built = compile_ascend_kernel(kernel, scalar_args=scalars, input_strides=strides, cache_dir=cache_dir)
+        tensor_refs = [refs[v] for k, v in enumerate(operands) if k not in scalars]
+        try:
+            source, launcher, error = ascendc.HEADER + ascendc.emit_kernel(kernel), acl.HEADER + acl.emit_launcher(kernel), ""
+        except ascendc.CodegenError as err:
+            source, launcher, error = None, None, str(err)
+        launches.append(Launch(name, built.so_path, built.symbol, built.block_dim,
+                               tuple(tensor_refs + [refs[r] for r in op.results] + [refs[operands[k]] for k in scalars]),
+                               str(kernel), source, launcher, error, built.compile_ms))
+    if not launches:
+        raise LaunchListError("the module launches no kernel")
+    try:
+        host, host_error = acl.emit_module(module.operation), ""
+    except ascendc.CodegenError as err:
+        host, host_error = None, str(err)
+    outputs = tuple((_shape(v), str(ir.RankedTensorType(v.type).element_type)) for v in returned)
+    return LaunchList(tuple(launches), tuple(temps), outputs, host, host_error)

@@ -1,0 +1,85 @@
+"""The eager miss through the ascend pipeline: launch lists, the linalg path's reason, kernel dumps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_npu._C as _C
+from torch_npu.eager import disk_cache, kernel_build
+from torch_npu.eager.plan import plan_call
+
+from conftest import assert_no_fallback
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.CACHE_ENV, str(tmp_path))
+    _C._eager_clear_memory_cache()
+    yield tmp_path
+    _C._eager_clear_memory_cache()
+
+
+def _records(cache) -> list[dict]:
+    return [json.loads(p.read_text())["kernel"] for p in cache.rglob("entry-*.json")]
+
+
+def test_scalar_parameters_run_through_the_pipeline(fresh_cache, eager_stats):
+    # add's alpha and mul's number are kernel parameters (0-d f64/i64): read in the tiled kernel.
+    x, y = torch.randn(32, 64), torch.randn(32, 64)
+    xn, yn = x.npu(), y.npu()
+    for alpha in (1, 3):
+        torch.testing.assert_close(torch.add(xn, yn, alpha=alpha).cpu(), torch.add(x, y, alpha=alpha))
+    for s in (0.5, -2.0):
+        torch.testing.assert_close((xn * s).cpu(), x * s)
+    stats = eager_stats()
+    assert stats["aten::add.Tensor"]["pipeline"] == 2 and stats["aten::mul.Tensor"]["pipeline"] == 2, stats
+    assert_no_fallback()
+    [add, mul] = sorted(_records(fresh_cache), key=lambda r: r["launches"][0]["symbol"])
+    for record in (add, mul):
+        assert record["path"] == "pipeline"
+        [source] = record["sources"]
+        assert "tiling" in source["tiled_mlir"] and "__aicore__" in source["ascendc"] and "_launch(" in source["acl"]
+    assert add["launches"][0]["refs"][-1] == ["param", 0]  # the scalar slot comes last (sim ABI)
+
+
+def test_multi_kernel_launch_list(fresh_cache, eager_stats):
+    # layer norm backward: several tiled kernels, one eager call; every result matches the CPU.
+    x = torch.randn(8, 64, requires_grad=True)
+    w, b = torch.randn(64, requires_grad=True), torch.randn(64, requires_grad=True)
+    xn, wn, bn = (t.detach().npu().requires_grad_() for t in (x, w, b))
+    F.layer_norm(x, (64,), w, b).sum().backward()
+    F.layer_norm(xn, (64,), wn, bn).sum().backward()
+    for cpu, npu in ((x, xn), (w, wn), (b, bn)):
+        torch.testing.assert_close(npu.grad.cpu(), cpu.grad, rtol=1e-4, atol=1e-4)
+    assert_no_fallback()
+    records = [r for r in _records(fresh_cache) if r["path"] == "pipeline"]
+    assert any(len(r["launches"]) > 1 for r in records), [len(r["launches"]) for r in records]
+    assert eager_stats()["aten::native_layer_norm_backward"]["pipeline"] == 1
+
+
+def test_a_call_the_pipeline_cannot_take_keeps_the_linalg_path_and_says_why(fresh_cache, eager_stats):
+    # argmax is a value+index reduction, which raise-linalg leaves on the host today.
+    x = torch.randn(16, 32)
+    assert torch.equal(torch.argmax(x.npu(), 1).cpu(), torch.argmax(x, 1))
+    row = eager_stats()["aten::argmax"]
+    assert row["compiled"] == 1 and row["pipeline"] == 0 and row["fallback"] == 0
+    assert "host function @main computes" in row["linalg_reason"], row
+    [record] = _records(fresh_cache)
+    assert record["path"] == "linalg" and record["reason"] == row["linalg_reason"]
+
+
+def test_dump_kernels_writes_tiled_mlir_ascendc_and_acl(tmp_path, monkeypatch):
+    # The worker writes the dump; the build runs here in-process to read the env it is given.
+    dump = tmp_path / "dump"
+    monkeypatch.setenv(kernel_build.DUMP_ENV, str(dump))
+    plan = plan_call("aten::sigmoid", [("T", "Float", [24, 40], [40, 1], 2)], 2)
+    record = kernel_build.build(dict(plan.request, cache_dir=str(tmp_path)))
+    assert record["path"] == "pipeline"
+    symbol = record["launches"][0]["symbol"]
+    assert "ascend.kernel" in (dump / f"{symbol}.mlir").read_text()
+    assert f'extern "C" __global__ __aicore__ void' in (dump / f"{symbol}.ascendc.cpp").read_text()
+    assert "aclrtLaunchKernel" in (dump / f"{symbol}.acl.cpp").read_text()
