@@ -275,3 +275,47 @@ func.func @scalar_parameter_is_read_as_a_scalar(%x: tensor<4x8xf32>, %alpha: ten
   } -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// torch-mlir guards reciprocal with `cf.assert %x != 0, "unimplemented: tensor with zero
+// element"`; torch gives inf there, so the guard is dropped and the division raises.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @assert_in_the_body_is_dropped
+// CHECK: "ascend.binary"(%{{.*}}, %arg0) {kind = "div"}
+// CHECK-NOT: cf.assert
+// CHECK-NOT: linalg.generic
+func.func @assert_in_the_body_is_dropped(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %ne = arith.cmpf one, %a, %zero : f32
+    cf.assert %ne, "unimplemented: tensor with zero element"
+    %r = arith.divf %one, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// sign's select between two 0-d constants: both values become scalars, the mask is the tensor.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @select_between_two_scalars
+// CHECK: "ascend.select"(%arg0, %{{.*}}, %{{.*}}) : (tensor<4x8xi1>, f32, f32) -> tensor<4x8xf32>
+func.func @select_between_two_scalars(%c: tensor<4x8xi1>) -> tensor<4x8xf32> {
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #scalar, #scalar, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %one, %zero : tensor<4x8xi1>, tensor<f32>, tensor<f32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%m: i1, %t: f32, %f: f32, %o: f32):
+    %r = arith.select %m, %t, %f : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

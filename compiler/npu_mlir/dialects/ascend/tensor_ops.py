@@ -8,7 +8,7 @@ of int/float/index type to the result shape, which is how the scalar variants ar
   ternary(a, b, c) {kind}            fma = a*b+c, clamp = min(max(a,b),c), lerp = a+c*(b-a)
   cast(x)                            element type conversion, same shape
   compare(lhs, rhs) {predicate}      i1 result; COMPARE_PREDICATES
-  select(cond, t, f)                 cond ? t : f, cond an i1 tensor
+  select(cond, t, f)                 cond ? t : f, cond an i1 tensor (t and f may both be scalars)
   broadcast(x) {dims}                `dims` are the result dims x lacks (as linalg.broadcast) or,
                                      when x has the result's rank, x's size-1 dims to stretch
   reduce(x) {kind, dims, keepdim}    REDUCE_KINDS over `dims`; mean divides by the reduced count
@@ -51,11 +51,12 @@ def _kind_error(op: AscendOp, name: str, allowed: tuple[str, ...]) -> str | None
     return None if kind in allowed else f"unknown {name} '{kind}'; expected one of {', '.join(allowed)}"
 
 
-def _elementwise_error(op: AscendOp, values: list[ir.Value], check_elt: bool = True) -> str | None:
+def _elementwise_error(op: AscendOp, values: list[ir.Value], check_elt: bool = True,
+                       need_tensor: bool = True) -> str | None:
     """Operands must be scalars or tensors of the result's shape (and element type)."""
     res = op.result.type
     tensors = [v for v in values if isinstance(v.type, Tensor)]
-    if not tensors:
+    if not tensors and need_tensor:
         return "needs at least one tensor operand"
     for v in values:
         if isinstance(v.type, Tensor):
@@ -135,7 +136,8 @@ class SelectOp(AscendOp, name="select", traits=[Pure]):
     def check(self):
         if str(self.cond.type.element_type) != "i1":
             return "condition must be a tensor of i1"
-        return _elementwise_error(self, [self.true_value, self.false_value]) or _elementwise_error(
+        # The condition is the tensor: both values may be scalars (sign picks between 1 and -1).
+        return _elementwise_error(self, [self.true_value, self.false_value], need_tensor=False) or _elementwise_error(
             self, [self.cond], check_elt=False
         )
 

@@ -155,7 +155,9 @@ def _select(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[st
     if bt:  # scalar where true: fill, then keep the fill where the mask is set
         return [f"Duplicate({dst}, static_cast<{t}>({names.scalar(a)}), {n});",
                 f"Select({dst}, {mask}, {dst}, {names.expr[b]}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});"]
-    raise CodegenError("ERR03007 GRAPH select of two scalars has no AscendC vector lowering")
+    # Two scalars (sign's 1 / -1): fill with the true value, then the false value where the mask is clear.
+    return [f"Duplicate({dst}, static_cast<{t}>({names.scalar(a)}), {n});",
+            f"Select({dst}, {mask}, {dst}, static_cast<{t}>({names.scalar(b)}), SELMODE::VSEL_TENSOR_SCALAR_MODE, {n});"]
 
 
 def _cast(op: ir.Operation, names: Names, dst: str, n: str) -> list[str]:
