@@ -4,7 +4,9 @@ The C++ dispatcher (csrc/eager) calls `compile_for_dispatch` under the GIL the f
 key. The call is planned here (plan.py), looked up in the disk cache, else built by a compile
 worker (workers.py) and stored. The answer is a dict the dispatcher turns into its cache record:
     so_path, symbol, block_dim, inputs [(arg, element)], params [(arg, is_float)],
-    outputs [(sizes, mlir dtype)], baked [arg]
+    outputs [(sizes, mlir dtype)], baked [arg],
+    targets [(arg, element, resizable)] per output (arg -1: a fresh result; else the argument it writes),
+    returns [(arg, [output], is_list)] per return of the op (arg -1: made of those outputs)
 or {"unsupported": reason, "crashed": bool}: the call runs on the CPU fallback, and the key is
 remembered as unsupported for the rest of the process.
 """
@@ -27,7 +29,8 @@ def _disk_key(key: bytes, plan: Plan, args: list) -> bytes:
 
 
 def _answer(plan: Plan, kernel: dict) -> dict:
-    return dict(kernel, inputs=plan.inputs, params=plan.params, baked=plan.baked)
+    return dict(kernel, inputs=plan.inputs, params=plan.params, baked=plan.baked, targets=plan.targets,
+                returns=plan.returns)
 
 
 def compile_kernel(key: bytes, op_name: str, args: list) -> dict:

@@ -1,7 +1,15 @@
 """Plan the compile of one eager call: the op to trace, its inputs, and which values are parameters.
 
-In-place and out= ops compile their functional sibling (`add_.Tensor`, `add.out` -> `add.Tensor`);
-the dispatcher writes the result into the given tensor. A number becomes a kernel parameter (so a
+Every argument an op writes is written, by the convention functionalization uses: the op compiles
+its functional variant (`add_.Tensor`, `add.out` -> `add.Tensor`; `_native_batch_norm_legit` ->
+`_native_batch_norm_legit_functional`), whose results are the op's own results followed by the new
+value of each written argument it does not return (self, then out=, then the others). The plan maps
+each kernel result to the argument (or tensor-list element) it is written into, and each of the op's
+returns to an argument (in-place / out=) or to fresh results; the dispatcher writes them on the
+stream. An op that writes an argument and has no such variant is rejected (it runs on the CPU, whose
+kernel writes the NPU memory directly), never compiled without its writes. native_batch_norm writes
+running_mean / running_var without saying so in its schema: UNSTATED_WRITES gives it the schema that
+does. A number becomes a kernel parameter (so a
 new value does not recompile) when it sits in a Tensor slot (`x * 2.5` reaches the dispatcher as
 mul.Tensor with a wrapped 0-d tensor), when the op has a sibling overload taking a Tensor there
 (`mul.Scalar` -> `mul.Tensor`), or when it is the `alpha` of add/sub/rsub (traced as a multiply).
@@ -16,6 +24,7 @@ from typing import Any
 
 import torch
 
+from torch_npu.eager.batch_norm import RETRACED as BATCH_NORM_RETRACES
 from torch_npu.eager.custom_ops import reference as custom_reference
 from torch_npu.eager.formats import INTERNAL_FORMATS, contiguous_strides, storage_shape
 from torch_npu.eager.kernel_build import materialize, resolve_op
@@ -31,6 +40,14 @@ MLIR_TYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"
               torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.bool: "i1"}
 # Which operand `alpha` multiplies.
 ALPHA_SCALES = {"add": "other", "sub": "other", "rsub": "self"}
+# Ops whose schema leaves out an argument they write: the op with the same arguments whose schema
+# states it, and whether a call (arguments as the dispatcher describes them) writes.
+UNSTATED_WRITES = {
+    "aten::native_batch_norm": ("aten::_native_batch_norm_legit",
+                                lambda args: args[5] is True and args[3] is not None and args[4] is not None),
+}
+# Retraces that take a 0-d tensor for each float argument (so those become kernel parameters).
+PARAMETER_RETRACES = frozenset(BATCH_NORM_RETRACES)
 
 
 class PlanError(ValueError):
@@ -44,6 +61,23 @@ class Plan:
     params: list[tuple[int, bool]] = field(default_factory=list)  # (argument, is float) per scalar slot
     baked: list[int] = field(default_factory=list)                # arguments whose values are compiled in
     empty_outputs: list | None = None  # [(sizes, mlir dtype)] when every input and result has no element
+    # Per kernel result: (argument, list element or -1, resizable as out=) it is written into; argument -1
+    # for a fresh result.
+    targets: list[tuple[int, int, bool]] = field(default_factory=list)
+    # Per return of the called op: (argument it is, -1 else; kernel results it is made of; is a list).
+    returns: list[tuple[int, list[int], bool]] = field(default_factory=list)
+
+
+@dataclass
+class Writes:
+    """How a call's writes are computed: `op` is functional; its return k is the new value of argument
+    carried[k] (None: a fresh result); the called op's return r is argument returned[r] itself (None:
+    `op`'s return r)."""
+
+    op: torch._ops.OpOverload
+    carried: list[int | None]
+    returned: list[int | None]
+    out_args: frozenset[int] = frozenset()  # written arguments that are out= (resized to the result)
 
 
 def _signature(schema: torch._C.FunctionSchema, tensorize: frozenset = frozenset()) -> list[tuple[str, str]]:
@@ -71,13 +105,57 @@ def _sibling(op: torch._ops.OpOverload, signature: list[tuple[str, str]]) -> tor
     return None
 
 
-def functional_of(op: torch._ops.OpOverload) -> torch._ops.OpOverload:
-    if not op._schema.is_mutable:
-        return op
-    found = _sibling(op, _signature(op._schema))
-    if found is None:
-        raise PlanError(f"{op._schema.name} has no functional overload with the same arguments")
-    return found
+def _written(argument: torch._C.Argument) -> bool:
+    return argument.alias_info is not None and argument.alias_info.is_write
+
+
+def _functional_variant(op: torch._ops.OpOverload, results: int) -> torch._ops.OpOverload | None:
+    """`foo_` / `foo.out` -> the functional `foo` overload; a mutable `foo` -> `foo_functional`."""
+    signature = _signature(op._schema)
+    base = op._schema.name.split("::")[1].rstrip("_")
+    for name in (base, base + "_functional"):
+        packet = getattr(torch.ops.aten, name, None)
+        for overload in packet.overloads() if packet is not None else ():
+            candidate = getattr(packet, overload)
+            schema = candidate._schema
+            if not schema.is_mutable and _signature(schema) == signature and len(schema.returns) == results:
+                return candidate
+    return None
+
+
+def functional_of(op: torch._ops.OpOverload) -> Writes:
+    """The functional op computing `op` and the argument each of its results is written into."""
+    schema = op._schema
+    arguments = list(schema.arguments)
+    written = [i for i, a in enumerate(arguments) if _written(a)]
+    returned = []
+    for ret in schema.returns:
+        alias = ret.alias_info.before_set if ret.alias_info is not None else None
+        returned.append(next((i for i in written if arguments[i].alias_info.before_set == alias), None))
+    if not written:
+        return Writes(op, [None] * len(returned), returned)
+    out_args = frozenset(i for i in written if arguments[i].is_out)
+    # torchgen's order for the written arguments an op does not return: self, out=, then the others.
+    rest = sorted(set(written) - set(returned), key=lambda i: (arguments[i].name != "self", not arguments[i].is_out, i))
+    carried = returned + rest
+    functional = _functional_variant(op, len(carried))
+    if functional is None:
+        names = ", ".join(arguments[i].name for i in written)
+        raise PlanError(f"{schema.name}.{op._overloadname} writes {names} and has no functional variant returning "
+                        "their new values, so a compiled kernel could not write them")
+    for ret, arg in zip(functional._schema.returns, carried):
+        if arg is not None and ret.name and ret.name != f"{arguments[arg].name}_out":
+            raise PlanError(f"{functional._schema.name} returns {ret.name} where {schema.name} writes "
+                            f"{arguments[arg].name}: not its functional variant")
+    return Writes(functional, carried, returned, out_args)
+
+
+def _stated(op_name: str, args: list) -> torch._ops.OpOverload:
+    """The op whose schema states every write of this call."""
+    unstated = UNSTATED_WRITES.get(op_name)
+    if unstated is not None and unstated[1](args):
+        return resolve_op(unstated[0])
+    return resolve_op(op_name)
 
 
 def _tensor_leaf(desc: Any, plan: Plan, arg: int, element: int) -> Any:
@@ -110,18 +188,51 @@ def _number(desc: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def _results(request: dict) -> list[tuple[torch.dtype, tuple]]:
+def _results(request: dict) -> list:
+    """Per return of the request's op: (dtype, shape), or a list of them for a tensor-list return."""
     from torch_npu.eager.kernel_build import example_tensors
 
     tensors, params = example_tensors(request, device="meta")
     out = materialize(request, tensors, params)
-    outs = out if isinstance(out, (tuple, list)) else (out,)
-    return [(o.dtype, tuple(o.shape)) for o in outs]
+    outs = out if isinstance(out, tuple) else (out,)
+    return [[(t.dtype, tuple(t.shape)) for t in o] if isinstance(o, list) else (o.dtype, tuple(o.shape))
+            for o in outs]
+
+
+def _flat(results: list) -> list[tuple[torch.dtype, tuple]]:
+    return [r for result in results for r in (result if isinstance(result, list) else [result])]
+
+
+def _route(writes: Writes, results: list, args: list) -> tuple[list, list]:
+    """Plan.targets and Plan.returns of a call whose functional op gives `results`."""
+    arguments = writes.op._schema.arguments
+    targets, outputs = [], []
+    for k, result in enumerate(results):
+        arg = writes.carried[k] if k < len(writes.carried) else None
+        is_list = isinstance(result, list)
+        first = len(targets)
+        outputs.append(list(range(first, first + (len(result) if is_list else 1))))
+        if arg is None:
+            targets += [(-1, -1, False)] * len(outputs[-1])
+            continue
+        if arg not in writes.out_args:  # out= arguments are not described: the dispatcher checks them
+            given = args[arg]
+            if is_list != isinstance(given, list) or (is_list and len(given) != len(result)):
+                raise PlanError(f"{writes.op._schema.name}'s result {k} does not match {arguments[arg].name}, "
+                                "the argument it writes")
+            if given is None:
+                raise PlanError(f"{arguments[arg].name} is written but None")
+        resize = arg in writes.out_args
+        targets += [(arg, j if is_list else -1, resize) for j in range(len(outputs[-1]))]
+    returns = [(arg, [], False) if arg is not None else (-1, outputs[r], isinstance(results[r], list))
+               for r, arg in enumerate(writes.returned)]
+    return targets, returns
 
 
 def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
     """A plan for `op_name` ("aten::add_.Tensor") called with args described by the dispatcher."""
-    op = functional_of(resolve_op(op_name))
+    writes = functional_of(_stated(op_name, args))
+    op = writes.op
     schema_args = [a for a in op._schema.arguments]
     if len(schema_args) != len(args):
         raise PlanError(f"{op_name} got {len(args)} arguments, its functional form takes {len(schema_args)}")
@@ -147,12 +258,14 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
         expected = _results(plan.request)
     except Exception as err:  # no meta kernel, data-dependent shapes, bad arguments: not compilable
         raise PlanError(f"cannot infer the results on meta tensors: {type(err).__name__}: {str(err)[:300]}") from err
+    plan.targets, plan.returns = _route(writes, expected, args)
+    flat = _flat(expected)
     if any(0 in shape for _, shape, _ in plan.request["tensors"]):
-        if not all(0 in shape for _, shape in expected):
+        if not all(0 in shape for _, shape in flat):
             raise PlanError("an empty input with a non-empty result (e.g. a sum over nothing) is not compiled")
-        if any(dtype not in MLIR_TYPES for dtype, _ in expected):
-            raise PlanError(f"result dtypes {[str(d) for d, _ in expected]} are not supported")
-        plan.empty_outputs = [(list(shape), MLIR_TYPES[dtype]) for dtype, shape in expected]
+        if any(dtype not in MLIR_TYPES for dtype, _ in flat):
+            raise PlanError(f"result dtypes {[str(d) for d, _ in flat]} are not supported")
+        plan.empty_outputs = [(list(shape), MLIR_TYPES[dtype]) for dtype, shape in flat]
         return plan
     _parameterize(op, schema_args, numbers, plan, expected)
     return plan
@@ -176,7 +289,7 @@ def _parameterize(op: torch._ops.OpOverload, schema_args: list, numbers: dict, p
         alpha = None
     tensorize = {i for i in scalar_slot if i != alpha}
     target = op
-    if custom_reference(request["target"]) is not None:
+    if custom_reference(request["target"]) is not None or op in PARAMETER_RETRACES:
         # A custom op's reference takes a 0-d tensor for any float / Scalar argument (custom_ops.py).
         tensorize = {i for i in tensorize if _is_float_or_scalar(schema_args[i].type)}
     elif tensorize:

@@ -96,6 +96,13 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.embedding_dense_backward.default: embedding_dense_backward,
 }
 
+# Batch norm's rewrites live with the facts about its running statistics.
+if __package__:
+    from torch_npu.eager.batch_norm import RETRACED as _BATCH_NORM
+else:  # a compile worker imports these modules top-level (kernel_build.py)
+    from batch_norm import RETRACED as _BATCH_NORM
+RETRACED.update(_BATCH_NORM)
+
 # Convolutions as GEMMs and scatter-free pooling backwards: every stride / padding / dilation / groups.
 if __package__:
     from torch_npu.eager.conv_gemm import RETRACED as _CONVOLUTION

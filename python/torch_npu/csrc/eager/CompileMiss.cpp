@@ -121,6 +121,16 @@ std::shared_ptr<const CacheEntry> recordFrom(const py::dict& result) {
     auto pair = item.cast<std::pair<std::vector<int64_t>, std::string>>();
     record->outputs.push_back({pair.first, dtypeFromMlir(pair.second)});
   }
+  for (const py::handle& item : result["targets"]) {
+    auto [arg, element, resize] = item.cast<std::tuple<int, int, bool>>();
+    record->targets.push_back({{arg, element}, resize});
+  }
+  for (const py::handle& item : result["returns"]) {
+    auto [arg, outputs, list] = item.cast<std::tuple<int, std::vector<int>, bool>>();
+    record->returns.push_back({arg, std::move(outputs), list});
+  }
+  TORCH_CHECK(record->targets.size() == record->outputs.size(), "the eager plan routes ", record->targets.size(),
+              " results, the kernel has ", record->outputs.size(), "\n", errCode(SubModule::OPS, ErrCode::INTERNAL));
   auto entry = std::make_shared<CacheEntry>();
   entry->kind = CacheEntry::Kind::Kernel;
   entry->kernel = std::move(record);

@@ -98,13 +98,15 @@ bool canWriteInto(const at::Tensor& target, const OutputSpec& spec, const OpInfo
   return true;
 }
 
+at::Tensor argumentTensor(const torch::jit::Stack& stack, size_t argBase, const ArgRef& ref) {
+  const c10::IValue& v = stack[argBase + ref.arg];
+  return ref.element < 0 ? v.toTensor() : v.toTensorList().get(ref.element);
+}
+
 void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stack, size_t argBase) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(kernel.inputs.size());
-  for (const ArgRef& ref : kernel.inputs) {
-    const c10::IValue& v = (*stack)[argBase + ref.arg];
-    inputs.push_back(ref.element < 0 ? v.toTensor() : v.toTensorList().get(ref.element));
-  }
+  for (const ArgRef& ref : kernel.inputs) inputs.push_back(argumentTensor(*stack, argBase, ref));
   c10::Device device = inputs.empty() ? c10::Device(c10::DeviceType::PrivateUse1) : inputs.front().device();
   for (const at::Tensor& t : inputs) {
     // The key leaves devices out (a kernel runs anywhere); one call's tensors must share one.
@@ -117,40 +119,35 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
   if (device.index() != currentDevice()) guard.reset_device(device);
   c10::Stream stream = getCurrentStream(device.index());
 
-  // Where each result goes: a fresh tensor, or the in-place / out= tensor the caller gave.
-  std::vector<at::Tensor> targets;
-  if (info.inplaceSelf >= 0) {
-    targets.push_back((*stack)[argBase + info.inplaceSelf].toTensor());
-  } else {
-    for (size_t i = 0; i < info.isOut.size(); ++i) {
-      if (info.isOut[i]) targets.push_back((*stack)[argBase + i].toTensor());
-    }
-  }
+  // Where each result goes: a fresh tensor, or an argument the op writes (in-place self, out=, or
+  // another written argument such as batch norm's running statistics).
   std::vector<at::Tensor> results(kernel.outputs.size());
   std::vector<std::pair<at::Tensor, at::Tensor>> copyBack;  // (temporary, target)
   for (size_t j = 0; j < kernel.outputs.size(); ++j) {
     const OutputSpec& spec = kernel.outputs[j];
-    if (j < targets.size()) {
-      at::Tensor& target = targets[j];
-      if (info.inplaceSelf >= 0) {
-        TORCH_CHECK(target.sizes() == c10::IntArrayRef(spec.sizes), "output with shape ", target.sizes(),
-                    " doesn't match the broadcast shape ", c10::IntArrayRef(spec.sizes), "\n",
-                    errCode(SubModule::OPS, ErrCode::PARAM));
-      } else {
-        at::native::resize_output(target, spec.sizes);
-      }
-      TORCH_CHECK(c10::canCast(spec.dtype, target.scalar_type()), "result type ", spec.dtype,
-                  " can't be cast to the desired output type ", target.scalar_type(), "\n",
-                  errCode(SubModule::OPS, ErrCode::TYPE));
-      if (canWriteInto(target, spec, info, inputs)) {
-        results[j] = target;
-        continue;
-      }
+    const OutputTarget& where = kernel.targets[j];
+    if (where.ref.arg < 0) {
       results[j] = at::detail::empty_generic(spec.sizes, npuAllocator(), kNpuKeys, spec.dtype, std::nullopt);
-      copyBack.emplace_back(results[j], target);
-    } else {
-      results[j] = at::detail::empty_generic(spec.sizes, npuAllocator(), kNpuKeys, spec.dtype, std::nullopt);
+      continue;
     }
+    at::Tensor target = argumentTensor(*stack, argBase, where.ref);
+    if (where.resize) {
+      at::native::resize_output(target, spec.sizes);
+    } else {
+      // An argument written in place keeps its shape (PyTorch's message for add_ and friends).
+      TORCH_CHECK(target.sizes() == c10::IntArrayRef(spec.sizes), "output with shape ", target.sizes(),
+                  " doesn't match the broadcast shape ", c10::IntArrayRef(spec.sizes), "\n",
+                  errCode(SubModule::OPS, ErrCode::PARAM));
+    }
+    TORCH_CHECK(c10::canCast(spec.dtype, target.scalar_type()), "result type ", spec.dtype,
+                " can't be cast to the desired output type ", target.scalar_type(), "\n",
+                errCode(SubModule::OPS, ErrCode::TYPE));
+    if (canWriteInto(target, spec, info, inputs)) {
+      results[j] = target;
+      continue;
+    }
+    results[j] = at::detail::empty_generic(spec.sizes, npuAllocator(), kNpuKeys, spec.dtype, std::nullopt);
+    copyBack.emplace_back(results[j], target);
   }
 
   std::vector<uint64_t> params;
@@ -159,15 +156,25 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     params.push_back(paramSlot((*stack)[argBase + kernel.params[p].arg], kernel.paramIsFloat[p]));
   }
   launchRecord(info, kernel, inputs, results, params, nativeStream(stream));
-  // Ordered after the kernel on the same stream; copy_ also casts to the target's dtype.
+  // Ordered after the kernel on the same stream (no host sync); copy_ follows the target's strides,
+  // format and dtype.
   for (auto& [temporary, target] : copyBack) target.copy_(temporary);
 
-  torch::jit::drop(*stack, info.isOut.size());
-  if (!targets.empty()) {
-    for (at::Tensor& t : targets) stack->emplace_back(std::move(t));
-  } else {
-    for (at::Tensor& t : results) stack->emplace_back(std::move(t));
+  std::vector<c10::IValue> returns;
+  returns.reserve(kernel.returns.size());
+  for (const ReturnSpec& ret : kernel.returns) {
+    if (ret.arg >= 0) {
+      returns.push_back((*stack)[argBase + ret.arg]);  // the caller's tensor (list) itself, as on CPU
+    } else if (ret.list) {
+      c10::List<at::Tensor> list;
+      for (int j : ret.outputs) list.push_back(results[j]);
+      returns.emplace_back(std::move(list));
+    } else {
+      returns.emplace_back(results[ret.outputs.front()]);
+    }
   }
+  torch::jit::drop(*stack, info.isOut.size());
+  for (c10::IValue& v : returns) stack->push_back(std::move(v));
 }
 
 }  // namespace

@@ -141,7 +141,6 @@ const OpInfo& opInfo(const c10::OperatorHandle& op) {
                                type->kind() == c10::TypeKind::FloatType);
     bool written = arg.alias_info() != nullptr && arg.alias_info()->isWrite();
     slot->isOut.push_back(written && arg.is_out());
-    if (written && !arg.is_out()) slot->inplaceSelf = static_cast<int>(i);
   }
   lastInfo = slot.get();
   return *slot;

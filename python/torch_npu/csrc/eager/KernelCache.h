@@ -40,6 +40,19 @@ struct OutputSpec {
   c10::ScalarType dtype = c10::ScalarType::Float;
 };
 
+// Where an output goes: written into argument `ref` (arg -1: a fresh tensor); `resize` for out=.
+struct OutputTarget {
+  ArgRef ref{-1, -1};
+  bool resize = false;
+};
+
+// One return of the op: argument `arg` itself (in-place, out=), or (arg -1) fresh outputs.
+struct ReturnSpec {
+  int arg = -1;
+  std::vector<int> outputs;
+  bool list = false;  // a Tensor[] return
+};
+
 // Where one ABI slot of a launch comes from: the call's tensor input, result or scalar
 // parameter `index`, or the record's intermediate buffer `index`.
 struct LaunchArg {
@@ -66,6 +79,8 @@ struct KernelRecord {
   std::vector<ArgRef> params;
   std::vector<bool> paramIsFloat;  // slot holds a double (else an int64)
   std::vector<OutputSpec> outputs;
+  std::vector<OutputTarget> targets;  // per output (torch_npu.eager.plan.Plan.targets)
+  std::vector<ReturnSpec> returns;    // per return of the op
 };
 
 // What a key resolves to.
@@ -117,7 +132,6 @@ struct OpInfo {
   std::string name;  // "aten::add.Tensor"
   std::vector<bool> scalarLike;  // argument typed Scalar / float: a parameter candidate
   std::vector<bool> isOut;       // out= argument (not part of the key)
-  int inplaceSelf = -1;          // argument written in place (add_), else -1
   bool pointwise = false;        // element i of the result reads only element i of each input
   mutable OpStats stats;  // counters change on every call; the schema facts never do
 };
