@@ -53,6 +53,8 @@ REFERENCE_MODULES = (
     "fusion_attention",
     "philox",
     "formats",
+    "amp_scaling",
+    "fused_optim",
 )
 _table: dict[str, Callable] = {}
 

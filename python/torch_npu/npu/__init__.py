@@ -5,7 +5,14 @@ statistics never initialise the device; anything that needs one does so lazily.
 """
 
 from torch_npu.npu import amp, config
-from torch_npu.npu.amp import get_amp_supported_dtype, is_bf16_supported
+from torch_npu.npu.amp import (
+    get_amp_supported_dtype,
+    get_autocast_dtype,
+    is_autocast_enabled,
+    is_bf16_supported,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from torch_npu.eager.stats import eager_stats, reset_eager_stats
 from torch_npu.npu.devices import (
     current_device,
@@ -61,6 +68,7 @@ __all__ = [
     "device_of",
     "eager_stats",
     "get_amp_supported_dtype",
+    "get_autocast_dtype",
     "get_device_capability",
     "get_device_name",
     "get_device_properties",
@@ -69,6 +77,7 @@ __all__ = [
     "get_sync_debug_mode",
     "init",
     "initial_seed",
+    "is_autocast_enabled",
     "is_available",
     "is_bf16_supported",
     "is_initialized",
@@ -77,6 +86,8 @@ __all__ = [
     "reset_eager_stats",
     "seed",
     "seed_all",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
     "set_device",
     "set_rng_state",
     "set_rng_state_all",
@@ -86,3 +97,9 @@ __all__ = [
     "synchronize",
     *_memory_all,
 ]
+
+# torch_npu's names beyond torch.cuda's core (issue 14), one module per concern.
+from torch_npu.npu import host_memory as _host_memory  # noqa: E402
+from torch_npu.npu.host_memory import *  # noqa: E402,F403
+
+__all__ += [*_host_memory.__all__]

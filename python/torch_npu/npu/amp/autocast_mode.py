@@ -1,14 +1,30 @@
-"""Autocast and gradient scaling on the NPU: torch.amp with ``device_type="npu"``.
+"""Autocast on the NPU: torch.amp with ``device_type="npu"``, under torch_npu's names.
 
-The cast policies are registered in C++ (csrc/aten/Autocast.cpp), the same lists
-CUDA uses: matmul/linear/conv in the lower precision, reductions and losses in float32.
+The cast policy is registered in C++ (csrc/aten/Autocast.cpp): matmul/linear/conv/attention in the
+lower precision, exp/log/pow, norms, softmax and losses in float32, mixed inputs promoted.
 """
 
-from typing import Any
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
 
 import torch
+from typing_extensions import deprecated
 
-__all__ = ["GradScaler", "autocast", "get_amp_supported_dtype", "is_bf16_supported"]
+from torch_npu.utils.error_code import ErrCode, pta_error
+
+__all__ = [
+    "autocast",
+    "custom_bwd",
+    "custom_fwd",
+    "get_amp_supported_dtype",
+    "get_autocast_dtype",
+    "is_autocast_enabled",
+    "is_bf16_supported",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+]
 
 
 def get_amp_supported_dtype() -> list[torch.dtype]:
@@ -17,8 +33,31 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
 
 
 def is_bf16_supported() -> bool:
-    r"""Return ``True``: the NPU (Ascend 910B) supports bfloat16."""
+    r"""Return ``True``: the NPU (Ascend 910B) computes in bfloat16."""
     return True
+
+
+def is_autocast_enabled() -> bool:
+    r"""Return whether autocast is on for the NPU in this thread (``torch.is_autocast_enabled("npu")``)."""
+    return torch.is_autocast_enabled("npu")
+
+
+def set_autocast_enabled(enabled: bool) -> None:
+    r"""Turn NPU autocast on or off for this thread; prefer the :class:`autocast` context manager."""
+    torch.set_autocast_enabled("npu", enabled)
+
+
+def get_autocast_dtype() -> torch.dtype:
+    r"""Return the lower-precision dtype NPU autocast casts to (float16 unless set)."""
+    return torch.get_autocast_dtype("npu")
+
+
+def set_autocast_dtype(dtype: torch.dtype) -> None:
+    r"""Set the lower-precision dtype NPU autocast casts to: ``torch.float16`` or ``torch.bfloat16``."""
+    if dtype not in get_amp_supported_dtype():
+        raise ValueError(f"NPU autocast supports {get_amp_supported_dtype()}, got {dtype}; pass torch.float16 or "
+                         "torch.bfloat16 " + pta_error(ErrCode.TYPE))
+    torch.set_autocast_dtype("npu", dtype)
 
 
 class autocast(torch.amp.autocast_mode.autocast):
@@ -36,16 +75,15 @@ class autocast(torch.amp.autocast_mode.autocast):
         super().__init__("npu", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
 
 
-class GradScaler(torch.amp.GradScaler):
-    r"""``torch.npu.amp.GradScaler(args...)`` is ``torch.amp.GradScaler("npu", args...)``.
+@deprecated("`torch.npu.amp.custom_fwd(args...)` is deprecated. "
+            "Please use `torch.amp.custom_fwd(args..., device_type='npu')` instead.", category=FutureWarning)
+def custom_fwd(fwd: Callable | None = None, *, cast_inputs: torch.dtype | None = None) -> Any:
+    r"""``torch.amp.custom_fwd(device_type="npu")``: run a custom autograd Function's forward under NPU autocast."""
+    return functools.partial(torch.amp.custom_fwd, device_type="npu")(fwd=fwd, cast_inputs=cast_inputs)
 
-    Args:
-        init_scale (float, optional): initial scale factor (default: ``2.0**16``).
-        growth_factor (float, optional): scale growth per stable interval (default: ``2.0``).
-        backoff_factor (float, optional): scale shrink on inf/NaN (default: ``0.5``).
-        growth_interval (int, optional): stable steps between growths (default: ``2000``).
-        enabled (bool, optional): whether scaling is on (default: ``True``).
-    """
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__("npu", *args, **kwargs)
+@deprecated("`torch.npu.amp.custom_bwd(args...)` is deprecated. "
+            "Please use `torch.amp.custom_bwd(args..., device_type='npu')` instead.", category=FutureWarning)
+def custom_bwd(bwd: Callable) -> Callable:
+    r"""``torch.amp.custom_bwd(device_type="npu")``: run the backward with the forward's autocast state."""
+    return functools.partial(torch.amp.custom_bwd, device_type="npu")(bwd)

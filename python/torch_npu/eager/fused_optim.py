@@ -1,0 +1,133 @@
+"""References of the fused optimizer steps (torch_npu.optim): one kernel per combined buffer per step.
+
+Each takes a dtype's combined parameter, gradient and state buffers (flat, contiguous) and returns
+their updated values; the C++ kernels (csrc/aten/FusedOptimOps.cpp) write them back into the buffers.
+Hyperparameters and the per-step bias corrections are `float` (kernel parameters: a new learning
+rate or step does not recompile). Math is float32 whatever the storage dtype, rounded once per result,
+so float16 and bfloat16 parameters lose no precision between the update's terms.
+Imported by compile workers as a top-level module (custom_ops.py): no torch_npu import.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def _npu_fused_sgd(param: torch.Tensor, grad: torch.Tensor, lr: float, weight_decay: float) -> torch.Tensor:
+    """p - lr * (g + weight_decay * p)."""
+    p = param.float()
+    d_p = grad.float() + weight_decay * p
+    return (p - lr * d_p).to(param.dtype)
+
+
+def _npu_fused_sgd_momentum(param: torch.Tensor, grad: torch.Tensor, momentum_buffer: torch.Tensor, lr: float,
+                            weight_decay: float, buffer_keep: float, grad_coef: float, momentum: float,
+                            nesterov: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """SGD with momentum: buf = buf * buffer_keep + d_p * grad_coef.
+
+    The first step passes (buffer_keep, grad_coef) = (0, 1), so buf starts as d_p as in torch.optim.SGD;
+    later steps pass (momentum, 1 - dampening).
+    """
+    p = param.float()
+    d_p = grad.float() + weight_decay * p
+    buf = momentum_buffer.float() * buffer_keep + d_p * grad_coef
+    update = d_p + momentum * buf if nesterov else buf
+    return (p - lr * update).to(param.dtype), buf.to(momentum_buffer.dtype)
+
+
+def _adam_moments(grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, beta1: float,
+                  beta2: float) -> tuple[torch.Tensor, torch.Tensor]:
+    m = exp_avg.float() * beta1 + grad * (1 - beta1)
+    v = exp_avg_sq.float() * beta2 + grad * grad * (1 - beta2)
+    return m, v
+
+
+def _npu_fused_adam(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor,
+                    lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, bias_correction1: float,
+                    bias_correction2_sqrt: float,
+                    decoupled_weight_decay: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Adam (L2 weight decay added to the gradient) or AdamW (decoupled: the parameter decays)."""
+    p, g = param.float(), grad.float()
+    if decoupled_weight_decay:
+        p = p * (1 - lr * weight_decay)
+    else:
+        g = g + weight_decay * p
+    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
+    denom = v.sqrt() / bias_correction2_sqrt + eps
+    p = p - (lr / bias_correction1) * (m / denom)
+    return p.to(param.dtype), m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype)
+
+
+def _npu_fused_adam_amsgrad(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor,
+                            max_exp_avg_sq: torch.Tensor, lr: float, beta1: float, beta2: float, eps: float,
+                            weight_decay: float, bias_correction1: float, bias_correction2_sqrt: float,
+                            decoupled_weight_decay: bool
+                            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Adam/AdamW normalised by the running maximum of the second moment (AMSGrad)."""
+    p, g = param.float(), grad.float()
+    if decoupled_weight_decay:
+        p = p * (1 - lr * weight_decay)
+    else:
+        g = g + weight_decay * p
+    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
+    v_max = torch.maximum(max_exp_avg_sq.float(), v)
+    denom = v_max.sqrt() / bias_correction2_sqrt + eps
+    p = p - (lr / bias_correction1) * (m / denom)
+    return p.to(param.dtype), m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), v_max.to(max_exp_avg_sq.dtype)
+
+
+def _npu_fused_adadelta(param: torch.Tensor, grad: torch.Tensor, square_avg: torch.Tensor, acc_delta: torch.Tensor,
+                        lr: float, rho: float, eps: float,
+                        weight_decay: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Adadelta: the step is the gradient scaled by RMS(past steps) / RMS(gradients)."""
+    p = param.float()
+    g = grad.float() + weight_decay * p
+    sq = square_avg.float() * rho + g * g * (1 - rho)
+    delta = (acc_delta.float() + eps).sqrt() / (sq + eps).sqrt() * g
+    acc = acc_delta.float() * rho + delta * delta * (1 - rho)
+    return (p - lr * delta).to(param.dtype), sq.to(square_avg.dtype), acc.to(acc_delta.dtype)
+
+
+def _npu_fused_rmsprop(param: torch.Tensor, grad: torch.Tensor, square_avg: torch.Tensor, grad_avg: torch.Tensor,
+                       momentum_buffer: torch.Tensor, lr: float, alpha: float, eps: float, weight_decay: float,
+                       momentum: float, centered: bool, use_momentum: bool, tf_style: bool, decoupled_decay: bool,
+                       lr_in_momentum: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """RMSprop as torch.optim.RMSprop, or (tf_style) as TensorFlow: eps inside the square root, optional
+    decoupled weight decay and the learning rate folded into the momentum buffer.
+
+    grad_avg / momentum_buffer are only read when centered / use_momentum (callers pass any buffer of
+    the right shape otherwise, and ignore that result).
+    """
+    p, g = param.float(), grad.float()
+    if tf_style and decoupled_decay:
+        p = p * (1 - weight_decay)
+    else:
+        g = g + weight_decay * p
+    sq = square_avg.float() * alpha + g * g * (1 - alpha)
+    ga = grad_avg.float()
+    if centered:
+        ga = ga * alpha + g * (1 - alpha)
+        var = sq - ga * ga
+    else:
+        var = sq
+    avg = (var + eps).sqrt() if tf_style else var.sqrt() + eps
+    buf = momentum_buffer.float()
+    if not use_momentum:
+        p = p - lr * g / avg
+    elif tf_style and lr_in_momentum:
+        buf = buf * momentum + lr * g / avg
+        p = p - buf
+    else:
+        buf = buf * momentum + g / avg
+        p = p - lr * buf
+    return p.to(param.dtype), sq.to(square_avg.dtype), ga.to(grad_avg.dtype), buf.to(momentum_buffer.dtype)
+
+
+REFERENCES = {
+    "_npu_fused_sgd": _npu_fused_sgd,
+    "_npu_fused_sgd_momentum": _npu_fused_sgd_momentum,
+    "_npu_fused_adam": _npu_fused_adam,
+    "_npu_fused_adam_amsgrad": _npu_fused_adam_amsgrad,
+    "_npu_fused_adadelta": _npu_fused_adadelta,
+    "_npu_fused_rmsprop": _npu_fused_rmsprop,
+}
