@@ -5,7 +5,9 @@ update is a side effect its schema does not state) and cannot import eval mode (
 save_mean / save_invstd become a `tensor.cast` from tensor<C> to tensor<0>). The plan (plan.py)
 therefore compiles a training call with running statistics as `_native_batch_norm_legit_functional`,
 whose two extra results are the new running_mean / running_var that the dispatcher writes into the
-caller's tensors, and everything else as native_batch_norm; both trace through the functions below.
+caller's tensors, and everything else as native_batch_norm; both trace through the functions below,
+as does native_batch_norm_backward (torch's decomposition returns None for a masked-off gradient,
+which no kernel can, so affine-off models fell back).
 
 Numbers follow the CPU kernel: statistics in float32 for float16/bfloat16 inputs, biased variance for
 normalizing, unbiased for the running update, save_mean / save_invstd in the dtype of the running
@@ -102,7 +104,34 @@ def native_batch_norm_legit_functional(input: torch.Tensor, weight: torch.Tensor
                                                                              running_var.clone())
 
 
+def native_batch_norm_backward(grad_out: torch.Tensor, input: torch.Tensor, weight: torch.Tensor | None,
+                               running_mean: torch.Tensor | None, running_var: torch.Tensor | None,
+                               save_mean: torch.Tensor | None, save_invstd: torch.Tensor | None, train: bool,
+                               eps: Number, output_mask: list[bool]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(grad_input, grad_weight, grad_bias), all three whatever output_mask says: a kernel cannot return
+    an undefined tensor, and autograd drops the gradients of inputs that need none (affine off)."""
+    opmath = _opmath(input.dtype)
+    n = input.dim()
+    dims = [0] + list(range(2, n))
+    if train:
+        mean, invstd = save_mean.to(opmath), save_invstd.to(opmath)
+    else:
+        mean, invstd = running_mean.to(opmath), torch.rsqrt(running_var.to(opmath) + eps)
+    x, dy = input.to(opmath), grad_out.to(opmath)
+    xhat = (x - _per_channel(mean, n)) * _per_channel(invstd, n)
+    grad_bias = dy.sum(dims)
+    grad_weight = (dy * xhat).sum(dims)
+    scale = invstd * weight.to(opmath) if weight is not None else invstd
+    if train:
+        count = input.numel() // input.shape[1]
+        dy = dy - _per_channel(grad_bias / count, n) - xhat * _per_channel(grad_weight / count, n)
+    grad_input = dy * _per_channel(scale, n)
+    param_dtype = weight.dtype if weight is not None else input.dtype
+    return grad_input.to(input.dtype), grad_weight.to(param_dtype), grad_bias.to(param_dtype)
+
+
 RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.native_batch_norm.default: native_batch_norm,
     aten._native_batch_norm_legit_functional.default: native_batch_norm_legit_functional,
+    aten.native_batch_norm_backward.default: native_batch_norm_backward,
 }
