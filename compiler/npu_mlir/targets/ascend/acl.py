@@ -20,6 +20,7 @@ from math import prod
 
 from torch_mlir import ir
 
+from . import ascendc_cube
 from .ascendc import CodegenError, kind_of, scalar_ctype, signature, tiling_struct
 from ...dialects.ascend import storage_shape, tensor_format
 
@@ -65,6 +66,8 @@ def emit_launcher(kernel: ir.Operation) -> str:
     casts = ", ".join(f"static_cast<uint8_t*>(a->{p})" for p in gm)
     direct = ", ".join(f"static_cast<uint8_t*>({p})" for p in gm)
     name = sig.name
+    # A cube kernel with a vector epilogue runs each block as 1 AIC + 2 AIV cores.
+    mode = ", AscendC::KernelMode::MIX_MODE" if kind_of(kernel) == "matmul" and ascendc_cube.is_mix(kernel) else ""
     return f"""// ---- kernel @{name}
 {tiling_struct(sig)}
 extern "C" void {name}({", ".join("uint8_t*" for _ in gm)}, uint8_t* tiling);
@@ -75,7 +78,7 @@ struct {name}_Args {{
 #ifdef ASCENDC_CPU_DEBUG
 static int32_t {name}_block(const void* args, uint32_t blockIdx, uint32_t blockDim) {{
   const auto* a = static_cast<const {name}_Args*>(args);
-  AscendC::RunBlock(blockIdx, blockDim, [a] {{ {name}({casts}, static_cast<uint8_t*>(a->tiling)); }});
+  AscendC::RunBlock(blockIdx, blockDim, [a] {{ {name}({casts}, static_cast<uint8_t*>(a->tiling)); }}{mode});
   return 0;
 }}
 #endif
