@@ -152,21 +152,35 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
              f"CopyRowsOut(cGm[at], {local[result]}, rows, nLen, pitch, tiling_.n);",
              "SetFlag<HardEvent::MTE3_MTE2>(0);", "WaitFlag<HardEvent::MTE3_MTE2>(0);"]
     method = "\n".join([
-        "  // AIV side of the mix kernel: rows of the output tile at a time, GM -> UB -> vector ops -> GM.",
+        "  // AIV side of the mix kernel: each of the group's two AIVs takes half of the output tile's rows,",
+        "  // epilogue_rows at a time, GM -> UB -> vector ops -> GM.",
         "  __aicore__ inline void Epilogue(int64_t row0, int64_t n0, int64_t mLen, int64_t nLen) {",
         "    CrossCoreWaitFlag(0);  // Fixpipe (AIC) has written the tile",
         "    const int64_t pitch = (nLen + ALIGN - 1) / ALIGN * ALIGN;",
-        "    for (int64_t r0 = 0; r0 < mLen; r0 += tiling_.epilogue_rows) {",
-        "      const int64_t rows = mLen - r0 < tiling_.epilogue_rows ? mLen - r0 : tiling_.epilogue_rows;",
+        "    const int64_t share = (mLen + 1) / 2, lo = GetSubBlockIdx() * share, hi = lo + share < mLen ? lo + share : mLen;",
+        "    for (int64_t r0 = lo; r0 < hi; r0 += tiling_.epilogue_rows) {",
+        "      const int64_t rows = hi - r0 < tiling_.epilogue_rows ? hi - r0 : tiling_.epilogue_rows;",
         "      const int64_t n = rows * pitch;",
         "      const int64_t at = (row0 + r0) * tiling_.n + n0;",
         *("      " + ln for ln in body),
         "    }",
+        "    CrossCoreSetFlag<2, PIPE_MTE3>(1);  // done with the tile: the AIC may queue the next",
         "  }",
     ])
     align = 32 // min(elem_bytes(v.type) for v in local)
     members.insert(0, f"static constexpr int64_t ALIGN = {align};  // elements in 32 bytes of the narrowest dtype")
     return members, init, method
+
+
+def _vector_part(kernel: ir.Operation) -> tuple[ir.Value, list[ir.Operation]]:
+    """(the value Fixpipe writes, the vector ops that follow it on the AIVs)."""
+    op = analyze(kernel).cube_op
+    return _fixpipe_value(op, [o for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)])
+
+
+def is_mix(kernel: ir.Operation) -> bool:
+    """Whether the cube kernel has a vector epilogue, i.e. runs as 1 AIC : 2 AIV groups (MIX_MODE)."""
+    return bool(_vector_part(kernel)[1])
 
 
 def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
@@ -176,7 +190,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     if [v for _, v in sig.inputs[:2]] != [a, b] or len(sig.outputs) != 1:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the matmul operands must be the first two kernel "
                            "arguments and the kernel must have one result")
-    fixed, ops = _fixpipe_value(op, [o for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)])
+    fixed, ops = _vector_part(kernel)
     t, out_t = ctype(a.type), ctype(sig.outputs[0][1].type)
     if not ops and fixed != sig.outputs[0][1]:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its result is not the matmul's")
@@ -188,8 +202,12 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     wide = elem_bytes(a.type) == 4
     copy_a, copy_b = _copies(ta, tb, wide)
     split_a, split_b = _splits(ta, tb, wide)
-    epilogue_call = ("\n      Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, mLen, nLen);"
+    epilogue_call = ("\n      if ASCEND_IS_AIV {\n        Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, "
+                     "mLen, nLen);\n      }" if ops else "")
+    back_pressure = ("\n        if (done > 0) CrossCoreWaitFlag<2, PIPE_FIX>(1);  // both AIVs are done with the last tile"
                      if ops else "")
+    task_type = "KERNEL_TYPE_MIX_AIC_1_2" if ops else "KERNEL_TYPE_AIC_ONLY"
+    aiv_init = ("    if ASCEND_IS_AIV {\n" + "".join("      " + ln + "\n" for ln in init) + "    }\n") if init else ""
     cross_core = "\n    CrossCoreSetFlag<0x2, PIPE_FIX>(0);  // tell the AIV side the tile is in GM" if ops else ""
     quant = _QUANT.get(out_t)
     if quant is None:
@@ -200,33 +218,42 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
   static constexpr int64_t FRAC = 512 / sizeof({t});  // elements of one fractal
 
   __aicore__ inline void Init({", ".join(f"GM_ADDR {p}" for p in sig.gm_params)}, const {sig.name}_TilingData& t) {{
+    KERNEL_TASK_TYPE_DEFAULT({task_type});
     tiling_ = t;
     aGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>(in0));
     bGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>(in1));
     cGm.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>(out0));
-    const int64_t m16 = Up16(t.base_m), n16 = Up16(t.base_n), k16 = Up16(t.base_k);
-    pipe.InitBuffer(a1Que, BUFFER_NUM, m16 * k16 * sizeof({t}));
-    pipe.InitBuffer(b1Que, BUFFER_NUM, k16 * n16 * sizeof({t}));
-    pipe.InitBuffer(a2Que, BUFFER_NUM, m16 * k16 * sizeof({t}));
-    pipe.InitBuffer(b2Que, BUFFER_NUM, k16 * n16 * sizeof({t}));
-    pipe.InitBuffer(c1Que, 1, m16 * n16 * sizeof(float));
-{"".join("    " + ln + chr(10) for ln in init)}  }}
+    if ASCEND_IS_AIC {{
+      const int64_t m16 = Up16(t.base_m), n16 = Up16(t.base_n), k16 = Up16(t.base_k);
+      pipe.InitBuffer(a1Que, BUFFER_NUM, m16 * k16 * sizeof({t}));
+      pipe.InitBuffer(b1Que, BUFFER_NUM, k16 * n16 * sizeof({t}));
+      pipe.InitBuffer(a2Que, BUFFER_NUM, m16 * k16 * sizeof({t}));
+      pipe.InitBuffer(b2Que, BUFFER_NUM, k16 * n16 * sizeof({t}));
+      pipe.InitBuffer(c1Que, 1, m16 * n16 * sizeof(float));
+    }}
+{aiv_init}  }}
   __aicore__ inline void Process() {{
+    // The tiles are dealt over the cube cores; an AIV works on its group's AIC's tiles.
+    const int64_t block = ASCEND_IS_AIV ? GetBlockIdx() / GetTaskRatio() : GetBlockIdx();
     const int64_t perBatch = tiling_.tiles_m * tiling_.tiles_n;
-    for (int64_t tile = GetBlockIdx(); tile < tiling_.batch * perBatch; tile += GetBlockNum()) {{
+    int64_t done = 0;
+    for (int64_t tile = block; tile < tiling_.batch * perBatch; tile += GetBlockNum(), ++done) {{
       const int64_t bt = tile / perBatch, tm = tile % perBatch / tiling_.tiles_n, tn = tile % tiling_.tiles_n;
       const int64_t mLen = tm == tiling_.tiles_m - 1 ? tiling_.tail_m : tiling_.base_m;
       const int64_t nLen = tn == tiling_.tiles_n - 1 ? tiling_.tail_n : tiling_.base_n;
-      LocalTensor<float> c = c1Que.AllocTensor<float>();
-      for (int64_t kt = 0; kt < tiling_.k_tiles; ++kt) {{
-        const int64_t kLen = kt == tiling_.k_tiles - 1 ? tiling_.tail_k : tiling_.base_k;
-        CopyIn(bt, tm, tn, kt, mLen, nLen, kLen);
-        SplitLoad(mLen, nLen, kLen);
-        Compute(c, mLen, nLen, kLen, kt == 0);
-      }}
-      c1Que.EnQue(c);
-      CopyOut(bt, tm, tn, mLen, nLen);{epilogue_call}
+      if ASCEND_IS_AIC {{
+        LocalTensor<float> c = c1Que.AllocTensor<float>();
+        for (int64_t kt = 0; kt < tiling_.k_tiles; ++kt) {{
+          const int64_t kLen = kt == tiling_.k_tiles - 1 ? tiling_.tail_k : tiling_.base_k;
+          CopyIn(bt, tm, tn, kt, mLen, nLen, kLen);
+          SplitLoad(mLen, nLen, kLen);
+          Compute(c, mLen, nLen, kLen, kt == 0);
+        }}
+        c1Que.EnQue(c);{back_pressure}
+        CopyOut(bt, tm, tn, mLen, nLen);
+      }}{epilogue_call}
     }}
+    (void)done;
   }}
 
  private:

@@ -56,6 +56,7 @@ struct Launch {
   };
   std::vector<Group> groups;
   std::mutex gmMu;  // GM atomics
+  bool partial = false;  // one block of a launch (RunBlock): SyncAll cannot see the others
 };
 inline thread_local Launch* launch = nullptr;
 // A core that runs outside a twin launch (the runtime's worker) still needs a flag store.
@@ -127,6 +128,7 @@ template <bool isAIVOnly = true>
 inline void SyncAll(TwinLoc loc = {}) {
   twin::BarrierAll();
   twin::Launch* l = twin::launch;
+  if (l != nullptr && l->partial && twin::block.num > 1) l = nullptr;
   if (l == nullptr) {
     if (twin::block.num == 1) return;
     TwinFailAt(loc, "SyncAll needs every block resident at once: run the kernel through ICPU_RUN_KF or the "
@@ -264,10 +266,28 @@ inline void RunBlocks(uint32_t blockDim, const std::function<void()>& body, Kern
   for (auto& t : threads) t.join();
 }
 
-// Runs one block on the calling thread: the entry the runtime's aclrtKernelFunc uses (the cores
-// of one block only; SyncAll across blocks needs RunBlocks).
-inline void RunBlock(uint32_t blockIdx, uint32_t blockDim, const std::function<void()>& body) {
-  twin::RunCore({blockIdx, blockDim, 0, 1, twin::CoreType::AIV, false, blockIdx}, nullptr, body);
+// Runs one block: the entry the runtime's aclrtKernelFunc uses, one call per block. A plain block
+// is one core on the calling thread; a mix block is its group of 1 AIC + 2 AIVs on threads of
+// their own. SyncAll across blocks needs every block at once (RunBlocks).
+inline void RunBlock(uint32_t blockIdx, uint32_t blockDim, const std::function<void()>& body,
+                     KernelMode mode = KernelMode::AIV_MODE) {
+  if (mode != KernelMode::MIX_MODE && mode != KernelMode::MIX_AIC_1_1) {
+    twin::RunCore({blockIdx, blockDim, 0, 1, mode == KernelMode::AIC_MODE ? twin::CoreType::AIC : twin::CoreType::AIV,
+                   false, blockIdx}, nullptr, body);
+    return;
+  }
+  const int64_t ratio = mode == KernelMode::MIX_MODE ? 2 : 1;
+  twin::Launch l;
+  l.partial = true;
+  l.groups.resize(blockDim);
+  l.aivCount = static_cast<uint32_t>(ratio);
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] { twin::RunCore({blockIdx, blockDim, 0, 1, twin::CoreType::AIC, true, blockIdx}, &l, body); });
+  for (int64_t s = 0; s < ratio; ++s)
+    threads.emplace_back([&, s] {
+      twin::RunCore({blockIdx * ratio + s, blockDim, s, ratio, twin::CoreType::AIV, true, blockIdx}, &l, body);
+    });
+  for (auto& t : threads) t.join();
 }
 
 }  // namespace AscendC
