@@ -10,6 +10,7 @@
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
 #include "torch_npu/csrc/core/NpuStream.h"
+#include "torch_npu/csrc/profiler/NpuMemoryReport.h"
 
 namespace torch_npu {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 void freeDeviceBlock(void* ptr) {
   // A deleter cannot throw; the runtime keeps the message for a later call.
   (void)npurt::cacheFree(ptr);
+  profiler::reportFree(ptr);
 }
 
 void freePinnedBlock(void* ptr) { (void)aclrtFreeHost(ptr); }
@@ -43,6 +45,7 @@ class NpuAllocator final : public c10::DeviceAllocator {
                        "NPU_SIM_DEVICE_MEMORY.\n",
                        ptaErr(ErrCode::MEMORY));
       NPU_CHECK_ACL(status);
+      profiler::reportAllocation(ptr, nbytes, device);
     }
     return {ptr, ptr, &freeDeviceBlock, c10::Device(c10::DeviceType::PrivateUse1, device)};
   }
