@@ -251,17 +251,20 @@ def test_matmul(tmp_path, m, k, n, dtype):
     assert tiling["block_dim"] > 1
 
 
-def test_matmul_transposed_f16_operands(tmp_path):
-    ta, tb = True, True  # each operand takes its own transposing path
+# Each operand layout takes its own L1 -> L0 path: a [k, m] A and a [k, n] B are transposed per
+# fractal on the way, an [n, k] B is copied plain (for fp32 too: L0B's nZ is an [n, k] NZ).
+@pytest.mark.parametrize("ta,tb,dtype", [(True, True, "f16"), (False, True, "f32"), (True, False, "f16")])
+def test_matmul_transposed_operands(tmp_path, ta, tb, dtype):
     m, k, n = 40, 72, 50
     a_shape, b_shape = ([k, m] if ta else [m, k]), ([n, k] if tb else [k, n])
-    ta_t, tb_t = (f"tensor<{a_shape[0]}x{a_shape[1]}xf16>", f"tensor<{b_shape[0]}x{b_shape[1]}xf16>")
+    ta_t, tb_t = (f"tensor<{a_shape[0]}x{a_shape[1]}x{dtype}>", f"tensor<{b_shape[0]}x{b_shape[1]}x{dtype}>")
     tc = f"tensor<{m}x{n}xf32>"
     flags = f"transpose_a = {str(ta).lower()}, transpose_b = {str(tb).lower()}"
     body = f"""    %0 = "ascend.matmul"(%arg0, %arg1) {{acc_type = f32, {flags}}} : ({ta_t}, {tb_t}) -> {tc}
     "ascend.yield"(%0) : ({tc}) -> ()"""
     rng = np.random.default_rng(10)
-    a, b = rng.standard_normal(a_shape).astype(np.float16), rng.standard_normal(b_shape).astype(np.float16)
+    np_t = np.float16 if dtype == "f16" else np.float32
+    a, b = rng.standard_normal(a_shape).astype(np_t), rng.standard_normal(b_shape).astype(np_t)
     (out,), _ = build_and_run(tmp_path, kernel_ir("mm_t", [ta_t, tb_t], [tc], body, core="aic", fusion="single"), [a, b])
     want = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
     np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-2)

@@ -119,6 +119,8 @@ CASES = {
                          [torch.randn(96, 64), torch.randn(64, 80), torch.randn(80)], 1e-4),
     "linear_f16_relu": (lambda x, w: torch.relu(torch.nn.functional.linear(x, w)),
                         [torch.randn(64, 48).half(), torch.randn(40, 48).half()], 2e-2),
+    # fp32 with a transposed weight: the [n, k] B path without a fractal transpose.
+    "linear_f32": (lambda x, w: torch.nn.functional.linear(x, w), [torch.randn(50, 70), torch.randn(40, 70)], 1e-4),
 }
 
 
