@@ -141,10 +141,11 @@ def functional_of(op: torch._ops.OpOverload) -> Writes:
     functional = _functional_variant(op, len(carried))
     if functional is None:
         names = ", ".join(arguments[i].name for i in written)
-        raise PlanError(f"{schema.name}.{op._overloadname} writes {names} and has no functional variant returning "
-                        "their new values, so a compiled kernel could not write them")
-    for ret, arg in zip(functional._schema.returns, carried):
-        if arg is not None and ret.name and ret.name != f"{arguments[arg].name}_out":
+        raise PlanError(f"{schema.name}.{op._overloadname} writes {names}, and no functional variant returns the "
+                        "new values, so a compiled kernel could not write them")
+    # The appended results are named after the argument they carry (`running_mean_out`).
+    for ret, arg in list(zip(functional._schema.returns, carried))[len(returned):]:
+        if ret.name and ret.name != f"{arguments[arg].name}_out":
             raise PlanError(f"{functional._schema.name} returns {ret.name} where {schema.name} writes "
                             f"{arguments[arg].name}: not its functional variant")
     return Writes(functional, carried, returned, out_args)

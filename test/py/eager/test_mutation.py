@@ -1,0 +1,201 @@
+"""Every supported op that writes an argument writes it, compiled or on the CPU fallback.
+
+The walk reads npu_native_functions.yaml (what the build registers for PrivateUse1), takes each op
+whose schema marks an argument as written (`Tensor(a!)`, `Tensor(a!)[]`) or that plan.UNSTATED_WRITES
+says writes one, calls it on npu and on CPU with the same inputs, and compares every written argument
+after the call (not only the returns), plus aliasing: a return the CPU kernel gives as one of its
+arguments is that npu argument itself. It runs once as dispatched (compiled) and once with the
+compiler refusing every call, where the fallback's zero-copy CPU kernel does the writing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import torch
+
+import torch_npu._C as _C
+from torch_npu.eager import miss
+from torch_npu.eager.kernel_build import resolve_op
+from torch_npu.eager.plan import UNSTATED_WRITES, PlanError, functional_of
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "python" / "torch_npu" / "csrc" / "aten"))
+import gen_native_registrations  # noqa: E402
+
+YAML = ROOT / "python" / "torch_npu" / "csrc" / "aten" / "npu_native_functions.yaml"
+SHAPE = (4, 5)
+
+
+def _supported() -> list[str]:
+    return gen_native_registrations.parse(YAML.read_text())["supported"]
+
+
+def _written(schema: torch._C.FunctionSchema) -> list[int]:
+    return [i for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
+
+
+def _stated(name: str) -> torch._ops.OpOverload:
+    """The op whose schema states what `name` writes (UNSTATED_WRITES for the ones whose schema does not)."""
+    qualified = f"aten::{name}"
+    return resolve_op(UNSTATED_WRITES[qualified][0] if qualified in UNSTATED_WRITES else qualified)
+
+
+WRITING = [name for name in _supported() if _written(_stated(name)._schema)]
+
+
+def _positive(*shape: int) -> torch.Tensor:
+    return torch.rand(*shape) + 0.5
+
+
+# Arguments the generic rule below cannot make (by op, then by argument name).
+SAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
+    "mm.out": {"self": lambda: torch.randn(4, 3), "mat2": lambda: torch.randn(3, 5)},
+    "clamp_": {"min": lambda: 0.7, "max": lambda: 1.2},
+    "clamp.out": {"min": lambda: 0.7, "max": lambda: 1.2},
+    "native_batch_norm": {"running_mean": lambda: torch.randn(5), "running_var": lambda: _positive(5),
+                          "training": lambda: True, "momentum": lambda: 0.3},
+    "_native_batch_norm_legit": {"running_mean": lambda: torch.randn(5), "running_var": lambda: _positive(5),
+                                 "training": lambda: True, "momentum": lambda: 0.3},
+    "masked_fill_.Tensor": {"value": lambda: torch.tensor(-2.5)},
+    "arange.start_out": {"start": lambda: 0, "end": lambda: 7, "step": lambda: 2},
+}
+BY_NAME: dict[str, Callable[[], Any]] = {
+    "mask": lambda: torch.rand(SHAPE) > 0.5,
+    "index": lambda: torch.randint(0, SHAPE[1], SHAPE),
+    "weight": lambda: 0.25,  # lerp's Scalar weight (batch norm's Tensor? weight is made above)
+    "dim": lambda: 1,
+    "k": lambda: 2,
+}
+
+
+def _value(name: str, arg: torch._C.Argument) -> Any:
+    kind = str(arg.type)
+    if name in SAMPLES and arg.name in SAMPLES[name]:
+        return SAMPLES[name][arg.name]()
+    if arg.name in ("weight", "bias") and kind.startswith("Optional[Tensor]"):
+        return _positive(SHAPE[1])
+    if arg.name in BY_NAME and not (arg.name == "weight" and "Tensor" in kind):
+        return BY_NAME[arg.name]()
+    if arg.has_default_value():
+        return arg.default_value
+    if kind in ("Tensor", "Optional[Tensor]"):
+        return _positive(*SHAPE)
+    if kind == "List[Tensor]":
+        return [_positive(*SHAPE), _positive(3)]
+    if kind in ("number", "Scalar", "float"):
+        return 0.75
+    if kind == "int":
+        return 1
+    if kind in ("bool", "Optional[bool]"):
+        return False
+    raise AssertionError(f"test_mutation: no sample for argument {arg.name}: {kind} of {name}; add one to SAMPLES")
+
+
+def _out_dtypes(op: torch._ops.OpOverload, args: dict) -> dict[str, torch.dtype]:
+    """Each out= argument's dtype: that of the functional variant's result it receives."""
+    try:
+        writes = functional_of(op)
+    except PlanError:
+        return {}
+    functional_args = {a.name: args[a.name] for a in writes.op._schema.arguments if a.name in args}
+    results = writes.op(**functional_args)
+    results = results if isinstance(results, tuple) else (results,)
+    arguments = op._schema.arguments
+    return {arguments[i].name: r.dtype for i, r in zip(writes.carried, results)
+            if i is not None and arguments[i].is_out and isinstance(r, torch.Tensor)}
+
+
+def _sample(name: str) -> tuple[torch._ops.OpOverload, dict]:
+    op = _stated(name)
+    args = {a.name: _value(name, a) for a in op._schema.arguments if not a.is_out}
+    outs = [a for a in op._schema.arguments if a.is_out]
+    dtypes = _out_dtypes(op, args)
+    for a in outs:
+        args[a.name] = torch.empty(0, dtype=dtypes.get(a.name, torch.float32))
+    return resolve_op(f"aten::{name}"), args
+
+
+def _to_npu(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.npu()
+    if isinstance(value, list):
+        return [_to_npu(v) for v in value]
+    return value
+
+
+def _call(op: torch._ops.OpOverload, args: dict) -> Any:
+    positional = [args[a.name] for a in op._schema.arguments if not a.kwarg_only]
+    keywords = {a.name: args[a.name] for a in op._schema.arguments if a.kwarg_only}
+    return op(*positional, **keywords)
+
+
+def _tensors(value: Any) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def _check(name: str) -> None:
+    torch.manual_seed(0)
+    op, cpu_args = _sample(name)
+    npu_args = {k: _to_npu(v.clone() if isinstance(v, torch.Tensor) else v) for k, v in cpu_args.items()}
+    before = {k: [t.data_ptr() for t in _tensors(v)] for k, v in npu_args.items()}
+    cpu_out = _call(op, cpu_args)
+    npu_out = _call(op, npu_args)
+    schema = _stated(name)._schema
+    for i in _written(schema):
+        arg = schema.arguments[i].name
+        for got, want in zip(_tensors(npu_args[arg]), _tensors(cpu_args[arg]), strict=True):
+            torch.testing.assert_close(got.cpu(), want, equal_nan=True, msg=lambda m: f"{name} wrote {arg}: {m}")
+        if not schema.arguments[i].is_out:  # written in place: the same memory
+            assert [t.data_ptr() for t in _tensors(npu_args[arg])] == before[arg], f"{name} moved {arg}"
+    cpu_returns = cpu_out if isinstance(cpu_out, tuple) else (cpu_out,)
+    npu_returns = npu_out if isinstance(npu_out, tuple) else (npu_out,)
+    assert len(npu_returns) == len(cpu_returns), name
+    for r, (got, want) in enumerate(zip(npu_returns, cpu_returns)):
+        owner = next((k for k, v in cpu_args.items() if v is want), None)
+        if owner is not None:
+            assert got is npu_args[owner], f"{name} return {r} is not the npu {owner} itself"
+        for g, w in zip(_tensors(got), _tensors(want), strict=True):
+            torch.testing.assert_close(g.cpu(), w, equal_nan=True, msg=lambda m: f"{name} return {r}: {m}")
+
+
+def test_the_walk_covers_the_writing_ops():
+    assert {"add_.Tensor", "add.out", "_native_batch_norm_legit", "native_batch_norm"} <= set(WRITING)
+
+
+@pytest.mark.parametrize("name", WRITING)
+def test_written_arguments_match_cpu(name):
+    _check(name)
+
+
+@pytest.fixture
+def compiler_refuses(monkeypatch):
+    """Every call misses and is refused: the CPU fallback runs it."""
+    _C._eager_clear_memory_cache()
+    monkeypatch.setattr(miss, "compile_for_dispatch", lambda key, op, args: {"unsupported": "refused by the test",
+                                                                            "crashed": False})
+    yield
+    _C._eager_clear_memory_cache()
+
+
+@pytest.mark.parametrize("name", WRITING)
+def test_written_arguments_match_cpu_on_the_fallback(name, compiler_refuses, eager_stats):
+    _check(name)
+    stats = eager_stats()
+    assert f"aten::{name}" in stats and stats[f"aten::{name}"]["fallback"] >= 1, stats
+
+
+def test_a_write_no_functional_variant_carries_is_refused_with_the_reason():
+    from torch_npu.eager.plan import plan_call
+
+    # _cummax_helper writes values and indices, and no functional variant returns them.
+    with pytest.raises(PlanError, match="writes values, indices, and no functional variant returns"):
+        plan_call("aten::_cummax_helper", [("T", "Float", [4], [1], 2), ("T", "Float", [4], [1], 2),
+                                           ("T", "Long", [4], [1], 2), 0], 1)
