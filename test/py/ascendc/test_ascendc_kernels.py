@@ -123,6 +123,12 @@ def test_atomic_add_and_sync_all(kernels, tmp_path):
     np.testing.assert_allclose(total[8], 2 * x.sum(), rtol=1e-5)
 
 
+def test_static_tensors_from_local_mem_allocator(kernels, tmp_path):
+    x = np.random.default_rng(6).standard_normal(4 * 64, dtype=np.float32)
+    (y,), _ = run(kernels, tmp_path, "static_scale", 4, [x], [(4 * 64, np.float32)])
+    np.testing.assert_array_equal(y, 3 * x)
+
+
 def test_missing_synchronization_is_reported(kernels, tmp_path):
     x = np.arange(64, dtype=np.float32)
     _, proc = run(kernels, tmp_path, "missing_sync", 1, [x], [(64, np.float32)], check=False)

@@ -376,6 +376,24 @@ extern "C" __global__ __aicore__ void atomic_total(GM_ADDR x, GM_ADDR total) {
   }
 }
 
+// ---------------------------------------------------------------- static tensors: no TPipe
+// y = 3 * x over 64 floats per block, the buffers from LocalMemAllocator, ordered by flags alone.
+extern "C" __global__ __aicore__ void static_scale(GM_ADDR x, GM_ADDR y) {
+  LocalMemAllocator<Hardware::UB> ub;
+  LocalTensor<float> in = ub.Alloc<float, 64>();
+  LocalTensor<float> out = ub.Alloc<TPosition::VECOUT, float>(64);
+  GlobalTensor<float> xGm, yGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x + 64 * GetBlockIdx(), 64);
+  yGm.SetGlobalBuffer((__gm__ float*)y + 64 * GetBlockIdx(), 64);
+  DataCopy(in, xGm, 64);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  Muls(out, in, 3.0f, 64);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(yGm, out, 64);
+}
+
 // ---------------------------------------------------------------- what the twin must refuse
 // The vector unit reads a TBuf that MTE2 is still filling: no SetFlag/WaitFlag<MTE2_V>.
 extern "C" __global__ __aicore__ void missing_sync(GM_ADDR x, GM_ADDR z) {
@@ -430,6 +448,7 @@ static const std::map<std::string, Launcher>& Kernels() {
        [](auto& a, uint32_t d, aclrtStream s) { matmul_nn_flipped<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"mix_matmul_relu",
        [](auto& a, uint32_t d, aclrtStream s) { mix_matmul_relu<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"static_scale", [](auto& a, uint32_t d, aclrtStream s) { static_scale<<<d, nullptr, s>>>(a[0], a[1]); }},
       {"atomic_total", [](auto& a, uint32_t d, aclrtStream s) { atomic_total<<<d, nullptr, s>>>(a[0], a[1]); }},
       {"missing_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
       {"missing_war_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_war_sync<<<d, nullptr, s>>>(a[0], a[1]); }},

@@ -216,4 +216,54 @@ class TPipe {
 
 inline TPipe* GetTPipePtr() { return TPipe::current(); }
 
+// Static-tensor programming: LocalTensors carved straight out of one physical buffer, no TPipe /
+// TQue (so no synchronisation comes with them: the kernel's SetFlag / WaitFlag must order the pipes).
+enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
+
+template <Hardware hard = Hardware::UB>
+class LocalMemAllocator {
+  static constexpr TwinSpace kSpace = hard == Hardware::L1 ? TwinSpace::L1
+                                      : hard == Hardware::L0A ? TwinSpace::L0A
+                                      : hard == Hardware::L0B ? TwinSpace::L0B
+                                      : hard == Hardware::L0C ? TwinSpace::L0C
+                                      : hard == Hardware::BIAS ? TwinSpace::BT
+                                                               : TwinSpace::UB;
+  static constexpr TPosition kPosition = hard == Hardware::L1 ? TPosition::A1
+                                         : hard == Hardware::L0A ? TPosition::A2
+                                         : hard == Hardware::L0B ? TPosition::B2
+                                         : hard == Hardware::L0C ? TPosition::CO1
+                                         : hard == Hardware::BIAS ? TPosition::C2
+                                                                  : TPosition::VECCALC;
+
+ public:
+  static_assert(hard != Hardware::GM && hard != Hardware::FIXBUF && hard != Hardware::MAX,
+                "LocalMemAllocator: the twin models UB, L1, L0A, L0B, L0C and BIAS");
+  uint32_t GetCurAddr() const { return used_; }
+  template <class DataType, uint32_t tileSize>
+  LocalTensor<DataType> Alloc(TwinLoc loc = {}) { return Take<DataType>(kPosition, tileSize, loc); }
+  template <TPosition pos, class DataType, uint32_t tileSize>
+  LocalTensor<DataType> Alloc(TwinLoc loc = {}) { return Take<DataType>(pos, tileSize, loc); }
+  template <class DataType>
+  LocalTensor<DataType> Alloc(uint32_t tileSize, TwinLoc loc = {}) { return Take<DataType>(kPosition, tileSize, loc); }
+  template <TPosition pos, class DataType>
+  LocalTensor<DataType> Alloc(uint32_t tileSize, TwinLoc loc = {}) { return Take<DataType>(pos, tileSize, loc); }
+
+ private:
+  template <class DataType>
+  LocalTensor<DataType> Take(TPosition pos, uint32_t elems, const TwinLoc& loc) {
+    if (SpaceOf(pos) != kSpace) TwinFailAt(loc, "LocalMemAllocator::Alloc position is not in the allocator's buffer");
+    const uint32_t bytes = (elems * static_cast<uint32_t>(sizeof(DataType)) + 31u) / 32u * 32u;
+    if (uint64_t{used_} + bytes > SpaceCapacity(kSpace)) {
+      char msg[160];
+      std::snprintf(msg, sizeof msg, "LocalMemAllocator::Alloc needs %u bytes of %s but only %u of %u are left", bytes,
+                    SpaceName(kSpace), SpaceCapacity(kSpace) - used_, SpaceCapacity(kSpace));
+      TwinFailAt(loc, msg);
+    }
+    auto* p = reinterpret_cast<DataType*>(twin::CoreSpace(kSpace).mem.get() + used_);
+    used_ += bytes;
+    return LocalTensor<DataType>(p, elems, pos, -1);
+  }
+  uint32_t used_ = 0;
+};
+
 }  // namespace AscendC
