@@ -168,7 +168,8 @@ class OpEmitter:
     def _scalar(self, op: ir.Operation) -> None:
         """Scalar arith/math ops (constants folding into kernels) are copied in generic form."""
         names = [self.w.fresh() for _ in op.results]
-        attrs = ", ".join(f"{a.name} = {a.attr}" for a in op.attributes)
+        # Iterating the attribute map gives names; indexing by position gives NamedAttributes.
+        attrs = ", ".join(f"{a.name} = {a.attr}" for a in (op.attributes[i] for i in range(len(op.attributes))))
         operands = ", ".join(self.name(v) for v in op.operands)
         types = f"({', '.join(str(v.type) for v in op.operands)}) -> ({', '.join(str(r.type) for r in op.results)})"
         self.w.emit(f"{', '.join(names)} = \"{op.name}\"({operands}) {{{attrs}}} : {types}")

@@ -56,6 +56,8 @@ def to_domain(value: ir.Value, amap: ir.AffineMap, domain: list[int], tr: BodyTr
         return tr._emit(BroadcastOp(value, ir.DenseI64ArrayAttr.get(stretch), ir.RankedTensorType.get(domain, elt)))
     if len(dims) != len(exprs):  # drop the unit dims read at constant 0
         value = _drop_unit_dims(value, [isinstance(e, ir.AffineDimExpr) for e in exprs], tr)
+        if not dims:  # a one-element operand (addmm's bias of shape [1]) is a scalar, as a 0-d one
+            return to_domain(value, ir.AffineMap.get(len(domain), 0, []), domain, tr)
     if dims != sorted(dims):
         perm = sorted(range(len(dims)), key=lambda i: dims[i])
         shape = [value.type.shape[p] for p in perm]

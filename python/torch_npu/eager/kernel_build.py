@@ -91,6 +91,9 @@ def example_tensors(request: dict, device: str = "cpu") -> tuple[list[torch.Tens
 DUMP_ENV = "TORCH_NPU_DUMP_KERNELS"
 
 
+_context: list = []  # the worker's MLIR context for pipeline runs (a compile worker is single-threaded)
+
+
 def _refs(kind: str, count: int) -> list[tuple[str, int]]:
     return [(kind, i) for i in range(count)]
 
@@ -103,9 +106,13 @@ def _pipeline_record(text: str, n_tensors: int, strides: list, cache_dir: Path) 
     from npu_mlir.pipeline import PipelineOptions, run_pipeline
     from npu_mlir.targets.ascend import launch_list
 
-    with ir.Context() as context, ir.Location.unknown():
+    if not _context:
+        # One per worker: loading the Python-defined ascend dialect costs ~20 ms per context.
+        context = ir.Context()
         context.enable_multithreading(False)  # one-op modules: MLIR's thread pool costs more than it saves
-        load_ascend()
+        load_ascend(context)
+        _context.append(context)
+    with _context[0], ir.Location.unknown():
         module = ir.Module.parse(text)
         run_pipeline(module, PipelineOptions(from_torch=False, until="tile"))
         built = launch_list.build(module, n_tensors, strides[:n_tensors], cache_dir)

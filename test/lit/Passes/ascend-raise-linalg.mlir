@@ -319,3 +319,24 @@ func.func @select_between_two_scalars(%c: tensor<4x8xi1>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// A one-element operand read at constant 0 (addmm's bias of shape [1]) is a scalar too.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#first = affine_map<(d0, d1) -> (0)>
+// CHECK-LABEL: func.func @one_element_operand_is_a_scalar
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg1 [] : tensor<1xf32> into tensor<f32>
+// CHECK: %[[S:.*]] = tensor.extract %[[C]][] : tensor<f32>
+// CHECK: "ascend.binary"(%arg0, %[[S]]) {kind = "add"} : (tensor<2x3xf32>, f32) -> tensor<2x3xf32>
+// CHECK-NOT: ascend.broadcast
+func.func @one_element_operand_is_a_scalar(%x: tensor<2x3xf32>, %b: tensor<1xf32>) -> tensor<2x3xf32> {
+  %e = tensor.empty() : tensor<2x3xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #first, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<2x3xf32>, tensor<1xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %r = arith.addf %a, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

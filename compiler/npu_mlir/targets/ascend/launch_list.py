@@ -124,8 +124,9 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
         tensor_refs = [refs[v] for k, v in enumerate(operands) if k not in scalars]
         try:
             source, launcher, error = ascendc.HEADER + ascendc.emit_kernel(kernel), acl.HEADER + acl.emit_launcher(kernel), ""
-        except ascendc.CodegenError as err:
-            source, launcher, error = None, None, str(err)
+        except Exception as err:  # an emitter gap or bug costs the kernel its AscendC, not its launch
+            source, launcher, error = None, None, str(err) if isinstance(err, ascendc.CodegenError) else \
+                f"ERR03005 GRAPH AscendC emitter failed: {type(err).__name__}: {err}"
         launches.append(Launch(name, built.so_path, built.symbol, built.block_dim,
                                tuple(tensor_refs + [refs[r] for r in op.results] + [refs[operands[k]] for k in scalars]),
                                str(kernel), source, launcher, error, built.compile_ms))

@@ -1,0 +1,130 @@
+"""How much of the eager path the ascend pipeline builds, over the op_db float32 suite (cold cache).
+
+Runs test_op_db.py's ops in float32 (forward + backward, op_db_parity.check_dtype) on npu with an
+empty kernel cache, then reads back every cache record (one per distinct call key) and prints:
+  records   built through the pipeline (tiled, launch list) / from linalg (the top reasons why)
+  kernels   distinct kernels of pipeline records: AscendC emitted / compiled by g++ against the
+            CPU twin (kernel + its ACL launcher) / matching the sim (not measured yet)
+  calls     compiled eager calls that ran a pipeline record (eager_stats()["pipeline"])
+  compile   median cold build per record on each path, against the same suite built with
+            TORCH_NPU_EAGER_PIPELINE=0 (everything from linalg, as before the pipeline took over)
+            in a second process: the peer of the same run.
+
+Usage: python bench/bench_pipeline.py [--ops N] [--no-twin]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EAGER_TESTS = REPO / "test" / "py" / "eager"
+
+
+def run_suite(limit: int | None) -> dict:
+    """Run the suite in this process (the cache directory is set by the caller); counters and records."""
+    sys.path.insert(0, str(EAGER_TESTS))
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    from op_db_parity import check_dtype, op_id
+    from test_op_db import PASSING
+
+    torch.npu.reset_eager_stats()
+    infos = [info for info in op_db if op_id(info) in PASSING][:limit]
+    failed = []
+    for info in infos:
+        try:
+            check_dtype(info, torch.float32)
+        except Exception as err:  # counted, not fatal: the bench measures coverage, the test asserts it
+            failed.append(f"{op_id(info)}: {type(err).__name__}")
+    stats = torch.npu.eager_stats()
+    cache = Path(os.environ["TORCH_NPU_KERNEL_CACHE"])
+    records = [json.loads(p.read_text())["kernel"] for p in cache.rglob("entry-*.json")]
+    return {"ops": len(infos), "failed": failed, "records": records,
+            "compiled": sum(r["compiled"] for r in stats.values()),
+            "pipeline": sum(r.get("pipeline", 0) for r in stats.values()),
+            "fallback": sum(r["fallback"] for r in stats.values())}
+
+
+def _twin_compiles(source: dict, work: Path) -> bool:
+    from npu_mlir.tools.npu_ascendc import CXXFLAGS, RUNTIME_INCLUDE, twin_include_dir
+
+    path = work / f"{source['symbol']}.cpp"
+    # The launcher repeats the tiling struct the kernel source defines: each is its own unit.
+    ok = True
+    for part, text in (("kernel", source["ascendc"]), ("acl", source["acl"])):
+        unit = path.with_suffix(f".{part}.cpp")
+        unit.write_text(text)
+        done = subprocess.run(["g++", *CXXFLAGS, "-DASCENDC_CPU_DEBUG", "-I", str(twin_include_dir()),
+                               "-I", str(RUNTIME_INCLUDE), "-c", str(unit), "-o", str(unit.with_suffix(".o"))],
+                              capture_output=True)
+        ok = ok and done.returncode == 0
+    return ok
+
+
+def report(result: dict, peer: dict | None, twin: bool) -> None:
+    records = result["records"]
+    on_pipeline = [r for r in records if r["path"] == "pipeline"]
+    reasons = collections.Counter(r["reason"].splitlines()[-1][:110] for r in records if r["path"] == "linalg")
+    kernels = {s["symbol"]: s for r in on_pipeline for s in r["sources"]}
+    emitted = [s for s in kernels.values() if s["ascendc"]]
+    print(f"op_db float32 suite: {result['ops']} ops, {len(result['failed'])} did not match, "
+          f"{result['fallback']} fallback calls")
+    print(f"records: {len(on_pipeline)}/{len(records)} through the pipeline "
+          f"({100 * len(on_pipeline) / max(1, len(records)):.0f}%), {len(records) - len(on_pipeline)} from linalg")
+    for reason, n in reasons.most_common(8):
+        print(f"  {n:4d} x linalg: {reason}")
+    line = (f"AscendC coverage over {len(kernels)} distinct pipeline kernels: emitted {len(emitted)} "
+            f"({100 * len(emitted) / max(1, len(kernels)):.0f}%)")
+    if twin:
+        with tempfile.TemporaryDirectory() as work:
+            compiled = sum(_twin_compiles(s, Path(work)) for s in emitted)
+        line += f", CPU-twin compiled {compiled} ({100 * compiled / max(1, len(kernels)):.0f}%)"
+    print(line + ", matching the sim: not measured yet")
+    missing = collections.Counter(s["ascendc_error"].split("(")[-1][:90] for s in kernels.values() if not s["ascendc"])
+    for why, n in missing.most_common(6):
+        print(f"  {n:4d} x no AscendC: {why}")
+    print(f"calls: {result['pipeline']}/{result['compiled']} compiled eager calls ran a pipeline record "
+          f"({100 * result['pipeline'] / max(1, result['compiled']):.0f}%)")
+    med = lambda rs: statistics.median(r["compile_ms"] for r in rs) if rs else float("nan")
+    linalg = [r for r in records if r["path"] == "linalg"]
+    print(f"cold build per record: pipeline path median {med(on_pipeline):.0f} ms, linalg path median {med(linalg):.0f} ms")
+    if peer is not None:
+        print(f"peer (TORCH_NPU_EAGER_PIPELINE=0, same suite): median {med(peer['records']):.0f} ms over "
+              f"{len(peer['records'])} records, {len(peer['failed'])} ops did not match, {peer['fallback']} fallback calls")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ops", type=int, default=None, help="first N ops of the suite only")
+    parser.add_argument("--no-twin", action="store_true", help="skip the g++ builds against the CPU twin")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:  # one suite run in a fresh process (its cache and path set by the parent)
+        print(json.dumps(run_suite(args.ops)))
+        return 0
+    results = {}
+    for mode in ("1", "0"):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, TORCH_NPU_KERNEL_CACHE=cache, TORCH_NPU_EAGER_PIPELINE=mode)
+            cmd = [sys.executable, __file__, "--child"] + (["--ops", str(args.ops)] if args.ops else [])
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                print(done.stderr[-3000:])
+                return 1
+            results[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    report(results["1"], results["0"], twin=not args.no_twin)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
