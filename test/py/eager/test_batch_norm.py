@@ -136,3 +136,36 @@ def test_direct_legit_op_writes_its_statistics(eager_stats):
     _close(mean_n, mean)
     _close(var_n, var)
     assert not _batch_norm_fell_back(eager_stats())
+
+
+def _conv_bn_model() -> torch.nn.Module:
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, bias=False), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 4))
+
+
+def test_conv_bn_model_trains_and_evaluates_as_on_cpu(eager_stats):
+    # The ResNet symptom: equal training losses, but eval used mean 0 / var 1 on npu.
+    torch.manual_seed(8)
+    cpu = _conv_bn_model()
+    npu = copy.deepcopy(cpu).npu()
+    opt_c = torch.optim.SGD(cpu.parameters(), lr=0.1, momentum=0.9)
+    opt_n = torch.optim.SGD(npu.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        x, y = torch.randn(6, 3, 8, 8) * 2 + 1, torch.randint(0, 4, (6,))
+        for model, opt, xs, ys in ((cpu, opt_c, x, y), (npu, opt_n, x.npu(), y.npu())):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xs), ys)
+            loss.backward()
+            opt.step()
+            model.loss = loss.item()
+        torch.testing.assert_close(npu.loss, cpu.loss, atol=1e-4, rtol=1e-4)
+    cpu.eval()
+    npu.eval()
+    x, y = torch.randn(6, 3, 8, 8) * 2 + 1, torch.randint(0, 4, (6,))
+    with torch.no_grad():
+        want = F.cross_entropy(cpu(x), y).item()
+        got = F.cross_entropy(npu(x.npu()), y.npu()).item()
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+    assert not _batch_norm_fell_back(eager_stats())
