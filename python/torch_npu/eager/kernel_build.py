@@ -98,7 +98,14 @@ def _refs(kind: str, count: int) -> list[tuple[str, int]]:
     return [(kind, i) for i in range(count)]
 
 
-def _pipeline_record(text: str, n_tensors: int, strides: list, cache_dir: Path) -> dict:
+def _pointwise(target: str) -> bool:
+    """Whether the dispatcher may write this op's result into its input (csrc/eager canWriteInto)."""
+    if custom_reference(target) is not None:
+        return False
+    return torch.Tag.pointwise in resolve_op(target).tags
+
+
+def _pipeline_record(text: str, n_tensors: int, strides: list, cache_dir: Path, pointwise: bool) -> dict:
     """The call through npu_mlir's pipeline: one launch per tiled ascend.kernel (see launch_list)."""
     from torch_mlir import ir
 
@@ -115,7 +122,7 @@ def _pipeline_record(text: str, n_tensors: int, strides: list, cache_dir: Path) 
     with _context[0], ir.Location.unknown():
         module = ir.Module.parse(text)
         run_pipeline(module, PipelineOptions(from_torch=False, until="tile"))
-        built = launch_list.build(module, n_tensors, strides[:n_tensors], cache_dir)
+        built = launch_list.build(module, n_tensors, strides[:n_tensors], cache_dir, results_may_alias_inputs=pointwise)
     launches = [{"so_path": k.so_path, "symbol": k.symbol, "block_dim": k.block_dim, "refs": list(k.refs)}
                 for k in built.launches]
     sources = [{"kernel": k.kernel, "symbol": k.symbol, "tiled_mlir": k.tiled_mlir, "ascendc": k.ascendc,
@@ -175,7 +182,8 @@ def build(request: dict) -> dict:
     reason = f"{PIPELINE_ENV}=0"
     if os.environ.get(PIPELINE_ENV, "1") != "0":
         try:
-            record = _pipeline_record(text, n_tensors, contiguous, Path(request["cache_dir"]))
+            record = _pipeline_record(text, n_tensors, contiguous, Path(request["cache_dir"]),
+                                      _pointwise(request["target"]))
         except Exception as err:  # a call the pipeline cannot take yet keeps the linalg path, with the reason
             reason = f"{type(err).__name__}: {err}"[:2000]
     if record is None:

@@ -83,3 +83,20 @@ def test_dump_kernels_writes_tiled_mlir_ascendc_and_acl(tmp_path, monkeypatch):
     assert "ascend.kernel" in (dump / f"{symbol}.mlir").read_text()
     assert f'extern "C" __global__ __aicore__ void' in (dump / f"{symbol}.ascendc.cpp").read_text()
     assert "aclrtLaunchKernel" in (dump / f"{symbol}.acl.cpp").read_text()
+
+
+def test_in_place_pointwise_record_never_reads_an_input_after_writing_a_result(fresh_cache):
+    # The dispatcher writes add_'s result straight into self: a launch list that read self again
+    # after writing it would be wrong, so launch_list refuses such an order for pointwise ops.
+    from npu_mlir.targets.ascend.launch_list import Launch, LaunchListError, _check_in_place
+
+    def launch(*refs):
+        return Launch("k", "", "k", 1, tuple(refs), "", None, None)
+
+    _check_in_place([launch(("in", 0), ("tmp", 0)), launch(("tmp", 0), ("in", 0), ("out", 0))], 1)
+    with pytest.raises(LaunchListError, match="in-place"):
+        _check_in_place([launch(("in", 0), ("out", 0)), launch(("in", 0), ("out", 0), ("tmp", 0))], 1)
+    x, y = torch.randn(32, 64), torch.randn(32, 64)
+    xn = x.npu()
+    xn.add_(y.npu(), alpha=2)
+    torch.testing.assert_close(xn.cpu(), x + 2 * y)

@@ -63,10 +63,18 @@ def _shape(v: ir.Value) -> list[int]:
     return list(ir.RankedTensorType(v.type).shape)
 
 
+def _check_in_place(launches: list[Launch], n_results: int) -> None:
+    reads = [i for i, k in enumerate(launches) if any(kind == "in" for kind, _ in k.refs)]
+    if reads and any(("out", j) in k.refs for k in launches[:reads[-1]] for j in range(n_results)):
+        raise LaunchListError("a result is written before a later kernel reads the inputs, which an in-place "
+                              "call aliases")
+
+
 def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, ...] | None],
-          cache_dir: Path | None = None) -> LaunchList:
+          cache_dir: Path | None = None, results_may_alias_inputs: bool = False) -> LaunchList:
     """The launch list of `module`'s host function, whose first `n_tensors` arguments are tensor
-    inputs (with these element strides, None = contiguous) and the rest scalar parameters."""
+    inputs (with these element strides, None = contiguous) and the rest scalar parameters.
+    `results_may_alias_inputs`: the call may run in place (a pointwise op)."""
     funcs = host_functions(module.operation)
     if len(funcs) != 1:
         raise LaunchListError(f"the module has {len(funcs)} host functions, a launch list runs one")
@@ -132,6 +140,10 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
                                str(kernel), source, launcher, error, built.compile_ms))
     if not launches:
         raise LaunchListError("the module launches no kernel")
+    # A pointwise call in place gives its result the memory of its input (the dispatcher writes
+    # straight into self): no launch may then read an input after an earlier one wrote a result.
+    if results_may_alias_inputs:
+        _check_in_place(launches, len(returned))
     try:
         host, host_error = acl.emit_module(module.operation), ""
     except ascendc.CodegenError as err:
