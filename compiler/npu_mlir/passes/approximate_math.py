@@ -10,6 +10,11 @@ Accuracy (f32): exp and log within ~2 ulp (Cephes reductions), tanh within ~3 ul
 ~2e-7 absolute for |x| < 8192 (Cephes sinf/cosf: three-part Cody-Waite reduction by pi/2; beyond that
 the reduction loses precision, as Cephes' does). Special values follow IEEE: exp(-inf)=0,
 exp(+inf)=inf, log(0)=-inf, log(x<0)=nan, sin/cos(+-inf)=nan, nan propagates.
+
+math.fpowi (torch-mlir's `x ** n` for an integer n: gelu's tanh form, mse_loss, square) is rewritten
+too: vectorized, its exponent is a vector, which llvm.intr.powi cannot take. A constant exponent
+becomes a chain of multiplications (square-and-multiply, a reciprocal for n < 0); any other exponent
+becomes math.powf of the exponent converted to float.
 """
 
 from __future__ import annotations
@@ -163,6 +168,52 @@ _EXPANSIONS = {"math.exp": _exp, "math.log": _log, "math.tanh": _tanh, "math.erf
                "math.cos": _cos}
 
 
+def _splat_integer(value: ir.Value) -> int | None:
+    """The integer a constant (scalar or splat vector) holds, or None."""
+    owner = value.owner
+    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value
+    if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
+        return ir.IntegerAttr(ir.DenseElementsAttr(attr).get_splat_value()).value
+    return None
+
+
+def _constant_like(x: ir.Value, value: float) -> ir.Value:
+    element = _element_type(x.type)
+    scalar = ir.FloatAttr.get(element, value)
+    attr = ir.DenseElementsAttr.get_splat(x.type, scalar) if isinstance(x.type, ir.VectorType) else scalar
+    return arith.ConstantOp(x.type, attr).result
+
+
+def _integer_power(x: ir.Value, n: int) -> ir.Value:
+    """x ** n by square-and-multiply in x's own type (as torch computes integer powers)."""
+    if n == 0:
+        return _constant_like(x, 1.0)
+    result, square, k = None, x, abs(n)
+    while k:
+        if k & 1:
+            result = square if result is None else arith.mulf(result, square)
+        k >>= 1
+        if k:
+            square = arith.mulf(square, square)
+    return arith.divf(_constant_like(x, 1.0), result) if n < 0 else result
+
+
+def _rewrite_fpowi(op: ir.Operation) -> None:
+    x, exponent = op.operands[0], op.operands[1]
+    n = _splat_integer(exponent)
+    with ir.InsertionPoint(op), op.location:
+        if n is not None and abs(n) <= 64:
+            result = _integer_power(x, n)
+        else:
+            result = math.powf(x, arith.sitofp(x.type, exponent))
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+
+
 def _element_type(t: ir.Type) -> ir.Type:
     return t.element_type if isinstance(t, ir.VectorType) else t
 
@@ -182,7 +233,7 @@ def _rewrite(op: ir.Operation) -> None:
 
 
 def approximate_math(module: ir.Module | ir.Operation) -> None:
-    """Rewrite every approximable math op on f32/f16/bf16 in `module` in place."""
+    """Rewrite every approximable math op on f32/f16/bf16, and every math.fpowi, in `module` in place."""
     root = module.operation
     found: list[ir.Operation] = []
 
@@ -194,9 +245,13 @@ def approximate_math(module: ir.Module | ir.Operation) -> None:
         return ir.WalkResult.ADVANCE
 
     root.walk(visit)
+    powers: list[ir.Operation] = []
+    root.walk(lambda op: (powers.append(op) if op.name == "math.fpowi" else None, ir.WalkResult.ADVANCE)[1])
     with root.context:
         for op in found:
             _rewrite(op)
+        for op in powers:
+            _rewrite_fpowi(op)
 
 
 def run(module: ir.Operation) -> None:

@@ -90,3 +90,43 @@ def test_matches_cpu(eager_stats, name, fn, args, dtype):
         assert got.dtype == expected.dtype
         torch.testing.assert_close(got.cpu(), expected, **tol)
     assert_no_fallback()
+
+
+# Ops real model code reaches (issue 10): forward and input gradients vs CPU, in every float dtype.
+IDX = torch.randint(0, 33, (6, 5), generator=torch.Generator().manual_seed(1))
+MODEL_CASES = [
+    ("cat", lambda a, b: torch.cat([a, b[:2]], 0), (A, B)),
+    ("where", lambda a, b: torch.where(a > 0, a, b), (A, B)),
+    ("all", lambda a: a + (a > -1).all(1, keepdim=True) + (a > -9).all(), (A,)),
+    ("gather", lambda a: torch.gather(a, 1, IDX.to(a.device)), (A,)),
+    ("hardswish_", lambda a: torch.nn.functional.hardswish(a * 1.0, inplace=True), (A,)),
+    ("gelu_tanh", lambda a: torch.nn.functional.gelu(a * 3, approximate="tanh"), (A,)),
+    ("clamp_max", lambda a: a.clamp(max=0.3), (A,)),
+    ("prod", lambda a: (a * 0.2 + 1).prod(1), (A,)),
+    ("cumsum", lambda a: a.cumsum(1) + a.cumsum(0), (A,)),
+    ("cumsum_int", lambda a: (a > 0).cumsum(1) * a, (A,)),
+    ("mse_loss", lambda a, b: torch.nn.functional.mse_loss(a, b), (A, B)),
+    ("topk", lambda a: a.topk(4, 1).values + a.topk(3, 0, largest=False).values.sum(), (A,)),
+    ("sort", lambda a: a.sort(1, descending=True).values * a.sort(1)[1], (A,)),
+    ("scatter_add", lambda a: torch.zeros(6, 33, device=a.device, dtype=a.dtype).scatter_add(1, IDX.to(a.device),
+                                                                                              a[:, :5]), (A,)),
+    ("scatter", lambda a: a.scatter(1, IDX.to(a.device), a[:, 5:10] * 2), (A,)),
+]
+MODEL_PARAMS = [pytest.param(fn, args, dtype, id=f"{name}-{str(dtype)[6:]}") for name, fn, args in MODEL_CASES
+                for dtype in (torch.float32, torch.float16, torch.bfloat16)]
+GRAD_TOL = {torch.float32: dict(atol=1e-4, rtol=1e-4), torch.float16: dict(atol=1e-2, rtol=1e-2),
+            torch.bfloat16: dict(atol=5e-2, rtol=5e-2)}
+
+
+@pytest.mark.parametrize("fn, args, dtype", MODEL_PARAMS)
+def test_model_op_forward_backward_matches_cpu(eager_stats, fn, args, dtype):
+    cpu = [a.to(dtype).requires_grad_() for a in args]
+    npu = [a.to(dtype).npu().requires_grad_() for a in args]
+    expected, got = fn(*cpu), fn(*npu)
+    torch.testing.assert_close(got.cpu(), expected.detach(), **GRAD_TOL[dtype])
+    grad = torch.randn(expected.shape, generator=torch.Generator().manual_seed(2)).to(dtype)
+    expected_grads = torch.autograd.grad(expected, cpu, grad)
+    got_grads = torch.autograd.grad(got, npu, grad.npu())
+    for g, e in zip(got_grads, expected_grads):
+        torch.testing.assert_close(g.cpu(), e, **GRAD_TOL[dtype])
+    assert_no_fallback()

@@ -1,0 +1,167 @@
+"""Scans, scatters and selections retraced as comparisons and masked reductions.
+
+torch-mlir lowers cumsum to `tm_tensor.scan`, scatter/scatter_add to `tm_tensor.scatter` and
+topk/sort to `tm_tensor.sort` (or crashes on them), none of which the Ascend pipeline can lower.
+Each rewrite here states the op over one extra axis and reduces it away:
+- cumsum: out[j] = sum_k (k <= j) * x[k];
+- scatter_add / scatter: out[c] = self[c] + sum_j (index[j] == c) * src[j] (scatter keeps the
+  last j that hits c, as the CPU's serial loop does);
+- topk / sort / kthvalue: each element's rank is the count of elements ordered before it (NaN
+  largest, ties by position, so the order is stable); the k-th output is the element of rank k.
+The comparison fuses into the reduction as its producer, so the extra axis is never stored; the
+work is quadratic in the scanned/sorted length, linear in everything else. Half-precision sums
+accumulate in float32, as torch's CPU kernels do. Imported by retrace.py.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+aten = torch.ops.aten
+HALF = (torch.float16, torch.bfloat16)
+
+
+def _accumulated(x: torch.Tensor) -> torch.Tensor:
+    return x.float() if x.dtype in HALF else x
+
+
+def _positions(n: int, device: torch.device, axis: int) -> torch.Tensor:
+    """0..n-1 along `axis` (-1 or -2) of a 2-d tensor."""
+    shape = (n, 1) if axis == -2 else (1, n)
+    return torch.arange(n, device=device).view(shape)
+
+
+def cumsum(self: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    if dtype is None:
+        dtype = self.dtype if self.is_floating_point() else torch.int64
+    x = self.to(dtype)
+    if x.dim() == 0:
+        return x.clone()
+    acc = _accumulated(x).movedim(dim, -1)
+    n = acc.shape[-1]
+    upto = _positions(n, x.device, -2) <= _positions(n, x.device, -1)  # [k, j]: k contributes to j
+    out = torch.where(upto, acc.unsqueeze(-1), 0).sum(-2)
+    return out.to(dtype).movedim(-1, dim)
+
+
+def _hits(index: torch.Tensor, dim: int, size: int) -> torch.Tensor:
+    """hit[..., j, c] = index[..., j] == c, with `dim` moved last (j) and the classes c after it."""
+    return index.movedim(dim, -1).unsqueeze(-1) == torch.arange(size, device=index.device)
+
+
+def _covering(t: torch.Tensor, dim: int, shape: torch.Size, value: float | bool) -> torch.Tensor:
+    """t (laid out like index, with `dim` moved last) back in self's layout, padded to self's shape."""
+    t = t.movedim(-1, dim)
+    pad = []
+    for d in reversed(range(len(shape))):
+        pad += [0, shape[d] - t.shape[d]]
+    if not any(pad):
+        return t
+    if t.dtype == torch.bool:
+        return torch.nn.functional.pad(t.to(torch.uint8), pad, value=int(value)).to(torch.bool)
+    return torch.nn.functional.pad(t, pad, value=value)
+
+
+def _scatter_layout(self: torch.Tensor, dim: int, index: torch.Tensor) -> int:
+    if self.dim() == 0 or index.dim() != self.dim():
+        raise NotImplementedError("scatters of 0-d tensors run on the CPU fallback")
+    return dim % self.dim()
+
+
+def scatter_add(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    dim = _scatter_layout(self, dim, index)
+    src = src[tuple(slice(0, s) for s in index.shape)]
+    hit = _hits(index, dim, self.shape[dim])
+    added = torch.where(hit, _accumulated(src).movedim(dim, -1).unsqueeze(-1), 0).sum(-2)
+    return (_accumulated(self) + _covering(added, dim, self.shape, 0)).to(self.dtype)
+
+
+def _last_hits(self: torch.Tensor, dim: int, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(which hit is the last write of each target, whether a target is written), index layout."""
+    hit = _hits(index, dim, self.shape[dim])
+    order = _positions(hit.shape[-2], index.device, -2)
+    last = torch.where(hit, order, -1).amax(-2, keepdim=True)
+    return hit & (order == last), last.squeeze(-2) >= 0
+
+
+def scatter_src(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    dim = _scatter_layout(self, dim, index)
+    src = src[tuple(slice(0, s) for s in index.shape)]
+    final, written = _last_hits(self, dim, index)
+    picked = torch.where(final, src.movedim(dim, -1).unsqueeze(-1), 0).sum(-2).to(self.dtype)
+    return torch.where(_covering(written, dim, self.shape, False), _covering(picked, dim, self.shape, 0), self)
+
+
+def scatter_value(self: torch.Tensor, dim: int, index: torch.Tensor, value: float) -> torch.Tensor:
+    dim = _scatter_layout(self, dim, index)
+    _, written = _last_hits(self, dim, index)
+    return self.masked_fill(_covering(written, dim, self.shape, False), value)
+
+
+def _ranks(x: torch.Tensor, largest: bool) -> torch.Tensor:
+    """Per element of the last dim, how many elements come before it in the order (stable; NaN largest)."""
+    n = x.shape[-1]
+    mine, other = x.unsqueeze(-1), x.unsqueeze(-2)  # [..., i, j]: is element j before element i?
+    mine_nan, other_nan = torch.isnan(mine), torch.isnan(other)
+    if largest:
+        strictly = (other > mine) | (other_nan & ~mine_nan)
+    else:
+        strictly = (other < mine) | (mine_nan & ~other_nan)
+    tied = (other == mine) | (other_nan & mine_nan)
+    earlier = _positions(n, x.device, -1) < _positions(n, x.device, -2)
+    return (strictly | (tied & earlier)).sum(-1)
+
+
+def _select_ranks(x: torch.Tensor, ranks: torch.Tensor, wanted: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The values and positions of the elements whose rank is each of `wanted` (a [k, 1] column)."""
+    chosen = ranks.unsqueeze(-2) == wanted  # [..., k, i]
+    values = torch.where(chosen, x.unsqueeze(-2), 0).sum(-1).to(x.dtype)
+    indices = torch.where(chosen, _positions(x.shape[-1], x.device, -1), 0).sum(-1)
+    return values, indices
+
+
+def _ordered(self: torch.Tensor, count: int, dim: int, largest: bool, first: int = 0,
+             keepdim: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    x = self.movedim(dim, -1)
+    wanted = torch.arange(first, first + count, device=self.device).view(count, 1)
+    values, indices = _select_ranks(x, _ranks(x, largest), wanted)
+    if not keepdim:
+        return values.squeeze(-1), indices.squeeze(-1)
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+def topk(self: torch.Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    # Unsorted results may come in any order: the sorted order is one of them.
+    return _ordered(self, k, dim, largest)
+
+
+def sort(self: torch.Tensor, dim: int = -1, descending: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _ordered(self, self.shape[dim] if self.dim() else 1, dim, descending)
+
+
+def sort_stable(self: torch.Tensor, *, stable: bool | None = None, dim: int = -1,
+                descending: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return sort(self, dim, descending)
+
+
+def kthvalue(self: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    return _ordered(self, 1, dim, False, first=k - 1, keepdim=keepdim)
+
+
+MASKED: dict[torch._ops.OpOverload, Callable] = {
+    aten.cumsum.default: cumsum,
+    aten.scatter_add.default: scatter_add,
+    aten.scatter.src: scatter_src,
+    aten.scatter.value: scatter_value,
+    aten.topk.default: topk,
+    aten.sort.default: sort,
+    aten.sort.stable: sort_stable,
+    aten.kthvalue.default: kthvalue,
+}
