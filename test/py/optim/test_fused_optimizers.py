@@ -1,0 +1,205 @@
+"""torch_npu.optim's fused optimizers match torch.optim over 20 steps (float32 + float16 parameters in
+one optimizer, bfloat16 too), survive a state_dict round trip mid-run, and step with one kernel per
+combined buffer, compiled."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+
+from torch_npu.optim import NpuFusedAdadelta, NpuFusedAdam, NpuFusedAdamW, NpuFusedRMSprop, NpuFusedRMSpropTF, NpuFusedSGD
+from torch_npu.utils import is_combined_tensor_valid
+
+# name: (fused class, torch.optim class, hyperparameters, the kernel each step runs per dtype buffer)
+CONFIGS = {
+    "sgd": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.1), "_npu_fused_sgd"),
+    "sgd_momentum": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01),
+                     "_npu_fused_sgd_momentum"),
+    "sgd_nesterov": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05, momentum=0.9, nesterov=True),
+                     "_npu_fused_sgd_momentum"),
+    "adam": (NpuFusedAdam, torch.optim.Adam, dict(lr=0.01, weight_decay=0.01), "_npu_fused_adam"),
+    "adam_amsgrad": (NpuFusedAdam, torch.optim.Adam, dict(lr=0.01, amsgrad=True), "_npu_fused_adam_amsgrad"),
+    "adamw": (NpuFusedAdamW, torch.optim.AdamW, dict(lr=0.01), "_npu_fused_adam"),
+    "adamw_amsgrad": (NpuFusedAdamW, torch.optim.AdamW, dict(lr=0.01, weight_decay=0.1, amsgrad=True),
+                      "_npu_fused_adam_amsgrad"),
+    "adadelta": (NpuFusedAdadelta, torch.optim.Adadelta, dict(lr=1.0, weight_decay=0.01), "_npu_fused_adadelta"),
+    "rmsprop": (NpuFusedRMSprop, torch.optim.RMSprop, dict(lr=0.01), "_npu_fused_rmsprop"),
+    "rmsprop_centered_momentum": (NpuFusedRMSprop, torch.optim.RMSprop,
+                                  dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.01), "_npu_fused_rmsprop"),
+}
+SHAPES = [(8, 6), (6,), (4, 8), (4,)]
+
+
+def _params(dtypes: list[torch.dtype], device: str) -> list[torch.nn.Parameter]:
+    gen = torch.Generator().manual_seed(0)
+    return [torch.nn.Parameter(torch.randn(shape, generator=gen).to(dtype).to(device))
+            for shape, dtype in zip(SHAPES, dtypes)]
+
+
+def _targets(dtypes: list[torch.dtype]) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(1)
+    return [torch.randn(shape, generator=gen).to(dtype) for shape, dtype in zip(SHAPES, dtypes)]
+
+
+def _backward(params: list[torch.nn.Parameter], targets: list[torch.Tensor], step: int) -> None:
+    # A quadratic bowl whose pull changes per step: gradients are elementwise, so both devices get the same ones.
+    loss = sum(((p - t.to(p.device)) * (p - t.to(p.device)) * (1.0 + 0.1 * step)).sum() for p, t in zip(params, targets))
+    loss.backward()
+
+
+def _run(optimizer: torch.optim.Optimizer, params, targets, steps: range) -> None:
+    for step in steps:
+        optimizer.zero_grad()
+        _backward(params, targets, step)
+        optimizer.step()
+
+
+MIXED = [torch.float32, torch.float16, torch.float32, torch.float16]
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_matches_torch_optim_float32_and_float16(no_fallback, name):
+    fused_cls, torch_cls, kwargs, kernel = CONFIGS[name]
+    targets = _targets(MIXED)
+    npu_params, cpu_params = _params(MIXED, "npu"), _params(MIXED, "cpu")
+    _run(fused_cls(npu_params, **kwargs), npu_params, targets, range(20))
+    _run(torch_cls(cpu_params, foreach=False, **kwargs), cpu_params, targets, range(20))
+    for p, r in zip(npu_params, cpu_params):
+        # float16: torch.optim rounds every intermediate to float16, the fused kernel once per result.
+        tol = 1e-3 if p.dtype == torch.float32 else 4e-3
+        torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=tol, atol=tol)
+    # one kernel per dtype buffer per step, not one per parameter
+    assert no_fallback()[f"npu::{kernel}"]["compiled"] == 2 * 20
+
+
+@pytest.mark.parametrize("name", ["sgd_momentum", "adamw"])
+def test_bfloat16_parameters(no_fallback, name):
+    fused_cls, torch_cls, kwargs, _ = CONFIGS[name]
+    bf16 = [torch.bfloat16] * 4
+    npu_params, cpu_params = _params(bf16, "npu"), _params(bf16, "cpu")
+    cpu_params = [torch.nn.Parameter(p.detach().float()) for p in cpu_params]
+    targets = _targets(bf16)
+    _run(fused_cls(npu_params, **kwargs), npu_params, targets, range(20))
+    _run(torch_cls(cpu_params, foreach=False, **kwargs), cpu_params, [t.float() for t in targets], range(20))
+    for p, r in zip(npu_params, cpu_params):
+        assert p.dtype == torch.bfloat16
+        torch.testing.assert_close(p.detach().float().cpu(), r.detach(), rtol=3e-2, atol=3e-2)
+
+
+def _state_tensors(optimizer, name):
+    return [optimizer.state[p][name] for group in optimizer.param_groups for p in group["params"]]
+
+
+@pytest.mark.parametrize("name", ["sgd_momentum", "adamw_amsgrad"])
+def test_state_dict_round_trip_mid_run(no_fallback, name):
+    fused_cls, _, kwargs, _ = CONFIGS[name]
+    targets = _targets(MIXED)
+    straight = _params(MIXED, "npu")
+    _run(fused_cls(straight, **kwargs), straight, targets, range(20))
+
+    params = _params(MIXED, "npu")
+    opt = fused_cls(params, **kwargs)
+    _run(opt, params, targets, range(10))
+    # each load gets its own copy: optimizers step the state tensors they are given, as torch.optim does
+    saved_state = copy.deepcopy(opt.state_dict())
+    saved_params = [p.detach().clone() for p in params]
+    # a fresh optimizer over the same parameters, loaded before its first step
+    fresh = fused_cls(params, **kwargs)
+    fresh.load_state_dict(copy.deepcopy(saved_state))
+    # ... and the first optimizer, loaded after it has stepped (its buffers are combined already)
+    _run(opt, params, targets, range(10, 12))
+    with torch.no_grad():
+        for p, s in zip(params, saved_params):
+            p.copy_(s)
+    opt.load_state_dict(saved_state)
+    _run(opt, params, targets, range(10, 20))
+    for p, s in zip(straight, params):
+        torch.testing.assert_close(p.detach().cpu(), s.detach().cpu(), rtol=0, atol=0)
+    # the state the optimizer reports is the state its kernels update
+    state_name = "momentum_buffer" if "sgd" in name else "exp_avg_sq"
+    combined = [parts[state_name] for parts in opt.combined_param_states_indexed_by_group[0] if parts]
+    by_dtype = {}
+    for t in _state_tensors(opt, state_name):
+        by_dtype.setdefault(t.dtype, []).append(t)
+    for buffer in combined:
+        assert is_combined_tensor_valid(buffer, by_dtype[buffer.dtype])
+
+    with torch.no_grad():
+        for p, s in zip(params, saved_params):
+            p.copy_(s)
+    _run(fresh, params, targets, range(10, 20))
+    for p, s in zip(straight, params):
+        torch.testing.assert_close(p.detach().cpu(), s.detach().cpu(), rtol=0, atol=0)
+
+
+def test_zero_grad_combined_and_api():
+    params = _params(MIXED, "npu")
+    opt = NpuFusedAdamW(params)
+    with pytest.raises(ValueError, match="set_to_none(.|\n)*ERR00007"):
+        opt.zero_grad(set_to_none=True)
+    _run(opt, params, _targets(MIXED), range(2))
+    grads = [p.grad for p in params]
+    combined_params, combined_grads = opt.get_combined_params(), opt.get_combined_grads()
+    assert [g is None for g in combined_grads] == [False, False, True]  # float32, float16, no bfloat16
+    assert is_combined_tensor_valid(combined_params[0], params[0::2])
+    assert is_combined_tensor_valid(combined_grads[1], grads[1::2])
+    opt.zero_grad()
+    assert all(p.grad is g and not g.cpu().any() for p, g in zip(params, grads))
+
+
+@pytest.mark.parametrize("norm_type", [2.0, math.inf])
+def test_clip_grad_norm_fused_matches_torch(no_fallback, norm_type):
+    params, reference = _params([torch.float32] * 4, "npu"), _params([torch.float32] * 4, "cpu")
+    targets = _targets([torch.float32] * 4)
+    opt = NpuFusedSGD(params, lr=0.1)
+    opt.zero_grad()
+    _backward(params, targets, 0)
+    _backward(reference, targets, 0)
+    norm = opt.clip_grad_norm_fused_(1.5, norm_type)
+    expected = torch.nn.utils.clip_grad_norm_(reference, 1.5, norm_type)
+    torch.testing.assert_close(norm.cpu(), expected)
+    for p, r in zip(params, reference):
+        torch.testing.assert_close(p.grad.cpu(), r.grad)
+
+
+def test_bad_arguments_raise_with_codes():
+    params = _params([torch.float32], "npu")
+    with pytest.raises(ValueError, match="Invalid learning rate(.|\n)*ERR00003"):
+        NpuFusedAdam(params, lr=-1.0)
+    with pytest.raises(ValueError, match="Nesterov(.|\n)*ERR00003"):
+        NpuFusedSGD(params, lr=0.1, nesterov=True)
+    ints = [torch.nn.Parameter(torch.ones(3, device="npu", dtype=torch.float64))]
+    opt = NpuFusedSGD(ints, lr=0.1)
+    ints[0].grad = torch.ones(3, device="npu", dtype=torch.float64)
+    with pytest.raises(TypeError, match="float32, float16 or bfloat16(.|\n)*ERR00002"):
+        opt.step()
+
+
+def _rmsprop_tf_reference(params, targets, steps, lr, alpha, eps, momentum, weight_decay):
+    """TensorFlow's RMSprop (torch_npu's NpuFusedRMSpropTF), coupled decay, lr in momentum, on CPU."""
+    square_avg = [torch.ones_like(p) for p in params]
+    bufs = [torch.zeros_like(p) for p in params]
+    for step in steps:
+        for p in params:
+            p.grad = None
+        _backward(params, targets, step)
+        with torch.no_grad():
+            for p, sq, buf in zip(params, square_avg, bufs):
+                g = p.grad + weight_decay * p
+                sq.add_((g * g - sq) * (1 - alpha))
+                buf.mul_(momentum).add_(lr * g / (sq + eps).sqrt())
+                p.sub_(buf)
+
+
+def test_rmsprop_tf_matches_its_formula(no_fallback):
+    fp32 = [torch.float32] * 4
+    targets = _targets(fp32)
+    npu_params, cpu_params = _params(fp32, "npu"), _params(fp32, "cpu")
+    kwargs = dict(lr=0.01, alpha=0.9, eps=1e-10, momentum=0.9, weight_decay=0.01)
+    _run(NpuFusedRMSpropTF(npu_params, **kwargs), npu_params, targets, range(20))
+    _rmsprop_tf_reference(cpu_params, targets, range(20), **kwargs)
+    for p, r in zip(npu_params, cpu_params):
+        torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=1e-3, atol=1e-3)
