@@ -48,13 +48,17 @@
 
 // -----
 
-// Cube: GM -> L1 in NZ (Nd2NzParams), LoadData into L0A/L0B, Mmad into L0C, Fixpipe to GM as fp16.
+// Cube: GM -> L1 in NZ (Nd2NzParams), LoadData into L0A (zZ, plain) and L0B (nZ: a [k, n] B is
+// transposed per fractal), Mmad into L0C, Fixpipe to GM as fp16; an AIC-only kernel.
 // CHECK-LABEL: // ---- kernel @mm (tiling kind matmul)
+// CHECK: KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
 // CHECK: pipe.InitBuffer(a1Que, BUFFER_NUM, m16 * k16 * sizeof(half));
 // CHECK: DataCopy(a1, aGm[{{.*}}],
-// CHECK-NEXT: Nd2NzParams{
-// CHECK: LoadData(a2[mi * k1 * FRAC], a1, LoadData2dParams{
-// CHECK: Mmad(c, a2, b2, p);
+// CHECK-NEXT: Nd2NzParams(
+// CHECK: LoadData(a2[mi * k1 * FRAC], a1, LoadData2DParams(static_cast<uint16_t>(mi), static_cast<uint8_t>(k1),
+// CHECK: LoadData(b2[ki * n1 * FRAC], b1, LoadData2DParams(static_cast<uint16_t>(ki), static_cast<uint8_t>(n1),
+// CHECK-NEXT: static_cast<uint16_t>(kb16), 0, 0, true, 0));
+// CHECK: Mmad(c, a2, b2, MmadParams(
 // CHECK: p.quantPre = QuantMode_t::F322F16;
 // CHECK: Fixpipe(cGm[
 // CHECK: TQue<QuePosition::CO1, 1> c1Que;
@@ -68,14 +72,21 @@
 // -----
 
 // Mix kernel: the f32 -> f16 cast folds into Fixpipe; bias add + relu run per output tile on the
-// vector side after the cube signals (CrossCoreSetFlag / CrossCoreWaitFlag); B is transposed.
+// group's two AIVs (half of the rows each) after the AIC signals (CrossCoreSetFlag / CrossCoreWaitFlag);
+// B is stored [n, k], which is L0B's nZ already: no fractal transpose.
 // CHECK-LABEL: // ---- kernel @linear_relu (tiling kind matmul)
 // CHECK: int64_t epilogue_rows;
+// CHECK: KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+// CHECK: if ASCEND_IS_AIV {
 // CHECK: pipe.InitBuffer(accBuf, tiling_.epilogue_rows * tiling_.epilogue_pitch * sizeof(half));
 // CHECK: pipe.InitBuffer(in2Buf, tiling_.epilogue_pitch * sizeof(half));
-// CHECK: Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, mLen, nLen);
+// CHECK: if ASCEND_IS_AIC {
+// CHECK: CrossCoreWaitFlag<2, PIPE_FIX>(1);
+// CHECK: if ASCEND_IS_AIV {
+// CHECK-NEXT: Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, mLen, nLen);
 // CHECK: DataCopy(b1, bGm[bt * k * n + tn * tiling_.base_n * k + kt * tiling_.base_k],
-// CHECK: LoadData(b2, b1, LoadData2dParams{0, static_cast<uint8_t>(kb * n1), 1, 0, 0, true, 0});
+// CHECK: LoadData(b2[ki * n1 * FRAC], b1, LoadData2DParams(static_cast<uint16_t>(ki * n1), static_cast<uint8_t>(n1), 1,
+// CHECK-NEXT: 0, 0, false, 0));
 // CHECK: p.quantPre = QuantMode_t::F322F16;
 // CHECK: CrossCoreSetFlag<0x2, PIPE_FIX>(0);
 // CHECK: __aicore__ inline void Epilogue(int64_t row0, int64_t n0, int64_t mLen, int64_t nLen) {
@@ -86,6 +97,7 @@
 // CHECK:   Add(e1, acc, e0, n);
 // CHECK:   Relu(e2, e1, n);
 // CHECK:   CopyRowsOut(cGm[at], e2, rows, nLen, pitch, tiling_.n);
+// CHECK:   CrossCoreSetFlag<2, PIPE_MTE3>(1);
 "ascend.kernel"() ({
 ^bb0(%x: tensor<64x48xf16>, %w: tensor<40x48xf16>, %bias: tensor<40xf16>):
   %0 = "ascend.matmul"(%x, %w) {acc_type = f32, transpose_a = false, transpose_b = true} : (tensor<64x48xf16>, tensor<40x48xf16>) -> tensor<64x40xf32>

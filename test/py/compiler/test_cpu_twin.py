@@ -253,7 +253,7 @@ def test_matmul(tmp_path, m, k, n, dtype):
 
 # Each operand layout takes its own L1 -> L0 path: a [k, m] A and a [k, n] B are transposed per
 # fractal on the way, an [n, k] B is copied plain (for fp32 too: L0B's nZ is an [n, k] NZ).
-@pytest.mark.parametrize("ta,tb,dtype", [(True, True, "f16"), (False, True, "f32"), (True, False, "f16")])
+@pytest.mark.parametrize("ta,tb,dtype", [(True, True, "f16"), (False, True, "f32"), (True, False, "f16"), (True, False, "f32")])
 def test_matmul_transposed_operands(tmp_path, ta, tb, dtype):
     m, k, n = 40, 72, 50
     a_shape, b_shape = ([k, m] if ta else [m, k]), ([n, k] if tb else [k, n])

@@ -38,7 +38,13 @@ def _copies(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
     A 32-bit B that is not transposed is copied as blocks of 16 rows, each its own NZ matrix with
     16-row column groups, so that LoadDataWithTranspose finds the two 16 x 8 fractals of each
     16 x 16 square side by side."""
-    if ta:
+    if ta and wide:
+        a = ("for (int64_t kb = 0; kb * 16 < kLen; ++kb) {  // 16-row blocks of [k, m], each NZ with 16-row column groups\n"
+             "      const int64_t rows = kLen - kb * 16 < 16 ? kLen - kb * 16 : 16;\n"
+             "      DataCopy(a1[kb * 16 * Up16(mLen)], aGm[bt * m * k + (kt * tiling_.base_k + kb * 16) * m + tm * tiling_.base_m],\n"
+             f"               {_nd2nz('rows', 'mLen', 'm', '16')});\n"
+             "    }")
+    elif ta:
         a = f"DataCopy(a1, aGm[bt * m * k + kt * tiling_.base_k * m + tm * tiling_.base_m],\n             {_nd2nz('kLen', 'mLen', 'm', 'Up16(kLen)')});"
     else:
         a = f"DataCopy(a1, aGm[bt * m * k + tm * tiling_.base_m * k + kt * tiling_.base_k],\n             {_nd2nz('mLen', 'kLen', 'k', 'Up16(mLen)')});"
@@ -58,7 +64,13 @@ def _copies(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
 def _splits(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
     """L1 (NZ) -> L0A (zZ) / L0B (nZ), as LoadData2DParams(startIndex, repeatTimes, srcStride, sid, dstGap,
     ifTranspose, addrMode): A needs a fractal transpose only when stored transposed, B only when not."""
-    if ta:
+    if ta and wide:
+        a = ("for (int64_t kb = 0; kb < kb16; ++kb) {  // each 16 x 16 square -> two 16 x 8 zZ fractals side by side\n"
+             "      LoadDataWithTranspose(a2[2 * kb * FRAC], a1[kb * 16 * Up16(mLen)],\n"
+             "                            LoadData2dTransposeParams(0, static_cast<uint8_t>(m1), 1,\n"
+             "                                                      static_cast<uint16_t>(k1 - 1), 0));\n"
+             "    }")
+    elif ta:
         a = ("for (int64_t mi = 0; mi < m1; ++mi) {  // [k, m] NZ: each fractal transposed, already in zZ order\n"
              "      LoadData(a2[mi * k1 * FRAC], a1, LoadData2DParams(static_cast<uint16_t>(mi * k1), static_cast<uint8_t>(k1), 1,\n"
              "                                                         0, 0, true, 0));\n"
@@ -88,9 +100,6 @@ def _splits(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
 
 
 def _check(op: ir.Operation, name: str) -> None:
-    if _flag(op, "transpose_a") and elem_bytes(op.operands[0].type) != 2:
-        raise CodegenError(f"ERR03007 GRAPH kernel @{name}: transpose_a needs fp16/bf16 operands (LoadData "
-                           "transposes 16x16 fractals only); materialize the transpose first")
     if len(op.operands) > 2:
         raise CodegenError(f"ERR03007 GRAPH kernel @{name}: matmul bias has no AscendC lowering yet")
     for v in op.operands:
@@ -278,8 +287,9 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     LocalTensor<{t}> b1 = b1Que.DeQue<{t}>();
     LocalTensor<{t}> a2 = a2Que.AllocTensor<{t}>();
     LocalTensor<{t}> b2 = b2Que.AllocTensor<{t}>();
-    // Fractal counts: m and n in 16s, k in C0s (L0A rows hold k1 fractals, as Mmad reads them).
-    const int64_t m1 = Up16(mLen) / 16, k1 = (kLen + C0 - 1) / C0, kb16 = Up16(kLen) / 16, n1 = Up16(nLen) / 16;
+    // Fractal counts: m and n in 16s, k in C0s over the 16-padded depth Mmad is given (L0A rows hold
+    // k1 fractals, as Mmad reads them; an even count for fp32, whose transposing loads write pairs).
+    const int64_t m1 = Up16(mLen) / 16, k1 = Up16(kLen) / C0, kb16 = Up16(kLen) / 16, n1 = Up16(nLen) / 16;
     (void)kb16;
     {split_a}
     {split_b}
@@ -292,7 +302,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     LocalTensor<{t}> a2 = a2Que.DeQue<{t}>();
     LocalTensor<{t}> b2 = b2Que.DeQue<{t}>();
     // MmadParams(m, n, k, unitFlag, cmatrixSource, cmatrixInitVal): init starts C from zero.
-    Mmad(c, a2, b2, MmadParams(static_cast<uint16_t>(mLen), static_cast<uint16_t>(nLen), static_cast<uint16_t>(kLen), 0,
+    Mmad(c, a2, b2, MmadParams(static_cast<uint16_t>(mLen), static_cast<uint16_t>(nLen), static_cast<uint16_t>(Up16(kLen)), 0,
                                false, init));
     a2Que.FreeTensor(a2);
     b2Que.FreeTensor(b2);
