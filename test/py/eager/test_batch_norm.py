@@ -124,6 +124,23 @@ def test_functional_calls_write_exactly_the_given_tensors(eager_stats):
     assert not _batch_norm_fell_back(eager_stats())
 
 
+def test_statistics_are_written_on_the_stream_without_a_host_sync(eager_stats):
+    x = torch.randn(8, 3, 4, 4)
+    mean, var = torch.zeros(3), torch.ones(3)
+    xn, mean_n, var_n = x.npu(), mean.npu(), var.npu()
+    F.batch_norm(xn, mean_n, var_n, training=True)  # compiles
+    F.batch_norm(x, mean, var, training=True)
+    torch.npu.set_sync_debug_mode("error")
+    try:
+        F.batch_norm(xn, mean_n, var_n, training=True)
+    finally:
+        torch.npu.set_sync_debug_mode("default")
+    F.batch_norm(x, mean, var, training=True)
+    _close(mean_n, mean)
+    _close(var_n, var)
+    assert not _batch_norm_fell_back(eager_stats())
+
+
 def test_direct_legit_op_writes_its_statistics(eager_stats):
     torch.manual_seed(7)
     x, w, b = torch.randn(4, 3, 2, 2), torch.rand(3), torch.randn(3)
