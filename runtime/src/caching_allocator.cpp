@@ -23,6 +23,7 @@ struct AllocatorState {
   std::vector<DeviceCache*> caches;  // by device, created on first use
   HistorySettings history;
   HistoryContextFn contextFn = nullptr;
+  HostReclaimFn reclaim = nullptr;
 };
 
 // Leaked on purpose: stream workers and torch's static destructors may free
@@ -44,6 +45,8 @@ aclError loadConfig(AllocatorState& state) {
   return ACL_SUCCESS;
 }
 
+void reclaimHostMemory(int32_t failingDevice);
+
 aclError cacheFor(int32_t device, const char* caller, DeviceCache** cache) {
   if (aclError rc = checkDevice(device, caller)) return rc;
   AllocatorState& state = allocatorState();
@@ -51,7 +54,7 @@ aclError cacheFor(int32_t device, const char* caller, DeviceCache** cache) {
   if (aclError rc = loadConfig(state)) return rc;
   if (state.caches.size() <= static_cast<size_t>(device)) state.caches.resize(device + 1, nullptr);
   if (state.caches[device] == nullptr) {
-    state.caches[device] = new DeviceCache(device, state.config);
+    state.caches[device] = new DeviceCache(device, state.config, &reclaimHostMemory);
     state.caches[device]->setHistory(state.history);
   }
   *cache = state.caches[device];
@@ -66,6 +69,21 @@ std::vector<DeviceCache*> existingCaches() {
     if (cache != nullptr) caches.push_back(cache);
   }
   return caches;
+}
+
+// Device memory is host memory: what other devices cache and the pinned cache holds
+// may be what a failed allocation needs. Called with no allocator lock held.
+void reclaimHostMemory(int32_t failingDevice) {
+  HostReclaimFn reclaim = nullptr;
+  {
+    AllocatorState& state = allocatorState();
+    std::lock_guard<std::mutex> lock(state.mutex);
+    reclaim = state.reclaim;
+  }
+  for (DeviceCache* other : existingCaches()) {
+    if (other->device() != failingDevice) other->emptyCache();
+  }
+  if (reclaim != nullptr) reclaim();
 }
 
 // Asked outside every allocator lock: the hook may take the GIL.
@@ -104,6 +122,13 @@ aclError cacheMalloc(void** ptr, size_t size, int32_t device, aclrtStream stream
                                              std::to_string(stream->device) + ", not device " + std::to_string(device));
   }
   return cache->malloc(ptr, size, stream, historyContext());
+}
+
+aclError cacheSetHostReclaimHook(HostReclaimFn hook) {
+  AllocatorState& state = allocatorState();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.reclaim = hook;
+  return ACL_SUCCESS;
 }
 
 aclError cacheFree(void* ptr) {

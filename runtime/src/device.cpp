@@ -1,6 +1,10 @@
 #include "device.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -13,13 +17,33 @@ namespace npurt {
 namespace {
 
 constexpr uint32_t kDefaultDeviceCount = 8;
-constexpr size_t kDefaultDeviceMemory = size_t(64) << 30;
+// The 910B1's HBM; by default a device never claims more than the host can back.
+constexpr size_t kHbmBytes = size_t(64) << 30;
+constexpr size_t kMinHostLimit = size_t(256) << 20;
 
 struct DeviceTable {
   std::vector<int32_t> physicalIds;  // logical id -> physical id
-  size_t capacity = kDefaultDeviceMemory;
+  size_t capacity = 0;
+  size_t hostLimit = 0;
   std::string error;  // non-empty: the environment is malformed
 };
+
+// One /proc/meminfo field in bytes (0 if absent).
+size_t meminfoBytes(const char* field) {
+  FILE* file = std::fopen("/proc/meminfo", "r");
+  if (file == nullptr) return 0;
+  char line[256];
+  size_t bytes = 0;
+  size_t length = std::strlen(field);
+  while (std::fgets(line, sizeof(line), file) != nullptr) {
+    if (std::strncmp(line, field, length) == 0 && line[length] == ':') {
+      bytes = static_cast<size_t>(std::strtoull(line + length + 1, nullptr, 10)) << 10;  // kB
+      break;
+    }
+  }
+  std::fclose(file);
+  return bytes;
+}
 
 bool parseUnsigned(const char* text, unsigned long long* value, const char** rest) {
   errno = 0;
@@ -63,6 +87,20 @@ DeviceTable readEnvironment() {
     }
     physicalCount = static_cast<uint32_t>(value);
   }
+  if (const char* text = std::getenv("NPU_SIM_HOST_MEMORY")) {
+    if (!parseBytes(text, &table.hostLimit)) {
+      table.error = std::string("NPU_SIM_HOST_MEMORY='") + text +
+                    "' is not a size: use a positive byte count with an optional K/M/G/T suffix, e.g. 8G";
+      return table;
+    }
+  } else {
+    // Three quarters of the machine, and no more than 90% of what is free right now:
+    // device memory is host memory, and the kernel's OOM killer must never be the one to say no.
+    size_t physical = hostPhysicalBytes();
+    size_t available = hostAvailableBytes();
+    table.hostLimit = std::max(kMinHostLimit, std::min(physical / 4 * 3, available / 10 * 9));
+  }
+  table.capacity = std::min(kHbmBytes, table.hostLimit);
   if (const char* text = std::getenv("NPU_SIM_DEVICE_MEMORY")) {
     if (!parseBytes(text, &table.capacity)) {
       table.error = std::string("NPU_SIM_DEVICE_MEMORY='") + text +
@@ -104,6 +142,18 @@ thread_local int32_t currentDeviceId = 0;
 
 }  // namespace
 
+size_t hostPhysicalBytes() {
+  size_t bytes = meminfoBytes("MemTotal");
+  if (bytes == 0) bytes = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return bytes;
+}
+
+size_t hostAvailableBytes() {
+  size_t bytes = meminfoBytes("MemAvailable");
+  if (bytes == 0) bytes = static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return bytes;
+}
+
 aclError checkDevice(int32_t device, const char* caller) {
   const DeviceTable& table = deviceTable();
   if (!table.error.empty()) return fail(ACL_ERROR_INVALID_PARAM, table.error);
@@ -124,6 +174,8 @@ aclError visibleDeviceCount(uint32_t* count) {
 }
 
 size_t deviceCapacity() { return deviceTable().capacity; }
+
+size_t hostMemoryLimit() { return deviceTable().hostLimit; }
 
 int32_t currentDevice() { return currentDeviceId; }
 

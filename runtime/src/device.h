@@ -13,8 +13,16 @@ namespace npurt {
 aclError checkDevice(int32_t device, const char* caller);
 // Visible device count, or a failure when the environment is malformed.
 aclError visibleDeviceCount(uint32_t* count);
-// Bytes of global memory per device (valid after checkDevice succeeded).
+// Bytes of global memory per device (valid after checkDevice succeeded):
+// NPU_SIM_DEVICE_MEMORY, else min(64 GiB, hostMemoryLimit()).
 size_t deviceCapacity();
+// Bytes of host memory the simulator may take for device and pinned memory, all
+// devices together: NPU_SIM_HOST_MEMORY, else min(3/4 of physical memory, 9/10 of
+// the memory available when the table was first read), at least 256 MiB.
+size_t hostMemoryLimit();
+// The machine's physical memory and what it can give now (MemAvailable), in bytes.
+size_t hostPhysicalBytes();
+size_t hostAvailableBytes();
 // The calling thread's current device (0 until aclrtSetDevice).
 int32_t currentDevice();
 

@@ -65,8 +65,8 @@ StreamEvent::StreamEvent(aclrtStream stream) {
 
 StreamEvent::~StreamEvent() { aclrtDestroyEvent(event_); }
 
-DeviceCache::DeviceCache(int32_t device, const AllocatorConfig& config)
-    : device_(device), config_(config), fraction_(config.per_process_memory_fraction) {
+DeviceCache::DeviceCache(int32_t device, const AllocatorConfig& config, ReclaimFn reclaimOthers)
+    : device_(device), config_(config), reclaimOthers_(reclaimOthers), fraction_(config.per_process_memory_fraction) {
   stats_.max_split_size =
       config.max_split_size == SIZE_MAX ? -1 : static_cast<int64_t>(config.max_split_size);
 }
@@ -96,6 +96,13 @@ aclError DeviceCache::malloc(void** ptr, size_t size, aclrtStream stream, const 
     ++stats_.num_alloc_retries;
     synchronizeAndFreeEvents(lock);
     releaseCachedSegments(0);
+    if (reclaimOthers_ != nullptr && lastMallocError_.find("host") != std::string::npos) {
+      // The host is short, not this device: other caches may hold what it needs.
+      lock.unlock();
+      reclaimOthers_(device_);
+      lock.lock();
+      processEvents();
+    }
     block = takeFreeBlock(pool, stream, rounded);
     if (block == nullptr) block = allocateSegment(segment, stream, small, context);
   }

@@ -59,7 +59,12 @@ struct HistorySettings {
 
 class DeviceCache {
  public:
-  DeviceCache(int32_t device, const AllocatorConfig& config);
+  // `reclaimOthers(device)` frees memory held elsewhere (other caches, the pinned
+  // cache) before an allocation fails; it is called with this cache unlocked.
+  using ReclaimFn = void (*)(int32_t device);
+  DeviceCache(int32_t device, const AllocatorConfig& config, ReclaimFn reclaimOthers);
+
+  int32_t device() const { return device_; }
 
   aclError malloc(void** ptr, size_t size, aclrtStream stream, const std::string& context);
   aclError free(void* ptr, const std::string& context);
@@ -97,6 +102,7 @@ class DeviceCache {
 
   const int32_t device_;
   const AllocatorConfig config_;
+  const ReclaimFn reclaimOthers_;
   double fraction_;
   std::mutex mutex_;
   Pool smallPool_;

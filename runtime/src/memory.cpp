@@ -1,5 +1,6 @@
 #include "memory.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,10 +18,14 @@ namespace {
 // Device allocations are aligned like real HBM allocations (512 B, the L0 alignment).
 constexpr size_t kDeviceAlignment = 512;
 
+// What the host keeps free at any time: the simulator's allocations fail before it gets lower.
+constexpr size_t kMaxHostReserve = size_t(2) << 30;
+
 struct Registry {
   std::mutex mutex;
   std::map<uintptr_t, MemoryRange> ranges;  // by base address
   std::unordered_map<int32_t, size_t> usedBytes;
+  size_t hostBytes = 0;  // device + pinned bytes, against hostMemoryLimit()
 };
 
 // Leaked on purpose: stream workers may free memory while static destructors run at exit.
@@ -35,6 +40,51 @@ std::string hexAddress(const void* ptr) {
   return buf;
 }
 
+std::string bytesText(size_t bytes) {
+  char buf[48];
+  double value = static_cast<double>(bytes);
+  const char* unit = "bytes";
+  for (const char* next : {"KiB", "MiB", "GiB", "TiB"}) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = next;
+  }
+  std::snprintf(buf, sizeof(buf), unit[0] == 'b' ? "%.0f %s" : "%.2f %s", value, unit);
+  return buf;
+}
+
+// Counts `bytes` against the host limit, or fails when the limit or the host's free
+// memory cannot take them; `what` names the memory in the message.
+aclError reserveHost(size_t bytes, const char* caller, const std::string& what) {
+  uint32_t count = 0;
+  if (aclError rc = visibleDeviceCount(&count)) return rc;  // the limit comes from the same table
+  size_t reserve = std::min(kMaxHostReserve, hostPhysicalBytes() / 16);
+  size_t available = hostAvailableBytes();
+  if (available > 0 && bytes > (available > reserve ? available - reserve : 0)) {
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                std::string(caller) + ": the host could not provide " + bytesText(bytes) + " " + what + ": only " +
+                    bytesText(available) + " of host memory is available and the simulator leaves " +
+                    bytesText(reserve) + " of it to the host");
+  }
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  size_t limit = hostMemoryLimit();
+  if (bytes > limit - std::min(limit, reg.hostBytes)) {
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                std::string(caller) + ": the host could not provide " + bytesText(bytes) + " " + what +
+                    ": the simulator may take " + bytesText(limit) + " of host memory (NPU_SIM_HOST_MEMORY) and " +
+                    bytesText(reg.hostBytes) + " of it are in use");
+  }
+  reg.hostBytes += bytes;
+  return ACL_SUCCESS;
+}
+
+void unreserveHost(size_t bytes) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.hostBytes -= bytes;
+}
+
 aclError releaseRange(void* ptr, aclrtMemLocation expected, const char* caller) {
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
@@ -45,6 +95,7 @@ aclError releaseRange(void* ptr, aclrtMemLocation expected, const char* caller) 
                                              " (or was already freed)");
   }
   if (expected == ACL_MEM_LOCATION_DEVICE) reg.usedBytes[it->second.device] -= it->second.size;
+  reg.hostBytes -= it->second.size;
   reg.ranges.erase(it);
   std::free(ptr);
   return ACL_SUCCESS;
@@ -61,6 +112,12 @@ MemoryRange findMemoryRange(const void* ptr) {
   --it;
   if (address >= it->second.base + it->second.size) return MemoryRange{};
   return it->second;
+}
+
+size_t hostMemoryUsed() {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.hostBytes;
 }
 
 size_t deviceMemoryUsed(int32_t device) {
@@ -100,10 +157,16 @@ aclError aclrtMalloc(void** devPtr, size_t size, int32_t deviceId) {
     }
     used += rounded;
   }
+  if (aclError rc = npurt::reserveHost(rounded, "aclrtMalloc", "backing device " + std::to_string(deviceId))) {
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    reg.usedBytes[deviceId] -= rounded;
+    return rc;
+  }
   void* ptr = std::aligned_alloc(npurt::kDeviceAlignment, rounded);
   std::lock_guard<std::mutex> lock(reg.mutex);
   if (ptr == nullptr) {
     reg.usedBytes[deviceId] -= rounded;
+    reg.hostBytes -= rounded;
     return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: the host could not provide " + std::to_string(rounded) +
                                                     " bytes backing device " + std::to_string(deviceId) +
                                                     " (lower NPU_SIM_DEVICE_MEMORY or free host memory)");
@@ -128,8 +191,10 @@ aclError aclrtMallocHost(void** hostPtr, size_t size) {
                 "aclrtMallocHost: " + std::to_string(size) + " bytes cannot be allocated");
   }
   size_t rounded = (size + 63) / 64 * 64;
+  if (aclError rc = npurt::reserveHost(rounded, "aclrtMallocHost", "of pinned memory")) return rc;
   void* ptr = std::aligned_alloc(64, rounded);
   if (ptr == nullptr) {
+    npurt::unreserveHost(rounded);
     return fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
                 "aclrtMallocHost: the host could not provide " + std::to_string(size) + " bytes of pinned memory");
   }
@@ -153,6 +218,17 @@ aclError aclrtPointerGetAttributes(const void* ptr, aclrtMemLocation* location, 
   npurt::MemoryRange range = npurt::findMemoryRange(ptr);
   *location = range.location;
   *deviceId = range.device;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetHostMemInfo(size_t* usedBytes, size_t* limitBytes) {
+  if (usedBytes == nullptr || limitBytes == nullptr) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetHostMemInfo: usedBytes and limitBytes must not be null");
+  }
+  uint32_t count = 0;
+  if (aclError rc = npurt::visibleDeviceCount(&count)) return rc;
+  *usedBytes = npurt::hostMemoryUsed();
+  *limitBytes = npurt::hostMemoryLimit();
   return ACL_SUCCESS;
 }
 

@@ -19,5 +19,7 @@ struct MemoryRange {
 MemoryRange findMemoryRange(const void* ptr);
 // Bytes of raw device memory currently allocated on `device`.
 size_t deviceMemoryUsed(int32_t device);
+// Bytes of host memory backing device and pinned allocations (against hostMemoryLimit()).
+size_t hostMemoryUsed();
 
 }  // namespace npurt

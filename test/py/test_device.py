@@ -56,7 +56,7 @@ def test_set_device_and_tensor_npu_method():
 def test_device_properties_model_ascend_910b1():
     props = torch.npu.get_device_properties(0)
     assert props.name == "Ascend910B1" == torch.npu.get_device_name()
-    assert props.total_memory == 64 * 1024**3
+    assert props.total_memory == min(64 * 1024**3, torch.npu.host_mem_info()[1])  # bounded by the host
     assert (props.cube_core_num, props.vector_core_num) == (24, 48)
     assert props.L2_cache_size == 192 * 1024**2
     assert props.ub_size == 192 * 1024

@@ -166,11 +166,12 @@ def test_memory_summary_has_torch_cuda_layout(device):
 def test_oom_raises_and_device_stays_usable(device):
     before = memory.memory_stats(device)["num_ooms"]
     with pytest.raises(torch.OutOfMemoryError) as error:
-        memory.caching_allocator_alloc(100 << 30, device)  # 100 GiB on a 64 GiB device
+        memory.caching_allocator_alloc(100 << 30, device)  # 100 GiB on a device of at most 64 GiB
     message = str(error.value)
     assert "ERR00006" in message
     assert f"device {device}" in message and "Tried to allocate 100.00 GiB" in message
-    assert "total capacity of 64.00 GiB" in message
+    total = torch.npu.get_device_properties(device).total_memory
+    assert f"total capacity of {total / (1 << 30):.2f} GiB" in message
     assert "allocated" in message and "reserved" in message
     assert "PYTORCH_NPU_ALLOC_CONF" in message and "empty_cache" in message
     assert memory.memory_stats(device)["num_ooms"] == before + 1
@@ -199,8 +200,9 @@ def test_tensor_oom_on_small_device_then_recovery():
 
 
 def test_per_process_memory_fraction(device):
-    memory.set_per_process_memory_fraction(16 * MiB / (64 << 30), device)
-    assert memory.get_per_process_memory_fraction(device) == pytest.approx(16 * MiB / (64 << 30))
+    fraction = 16 * MiB / torch.npu.get_device_properties(device).total_memory
+    memory.set_per_process_memory_fraction(fraction, device)
+    assert memory.get_per_process_memory_fraction(device) == pytest.approx(fraction)
     with pytest.raises(torch.OutOfMemoryError, match="memory fraction"):
         memory.caching_allocator_alloc(20 * MiB, device)
     memory.set_per_process_memory_fraction(1.0, device)
@@ -213,7 +215,7 @@ def test_per_process_memory_fraction(device):
 
 def test_mem_get_info_tracks_reserved_memory(device):
     free_before, total = memory.mem_get_info(device)
-    assert total == 64 << 30 and free_before == total
+    assert total == torch.npu.get_device_properties(device).total_memory and free_before == total
     ptr = memory.caching_allocator_alloc(3 * MiB, device)
     free_after, _ = memory.mem_get_info(device)
     assert free_before - free_after == 20 * MiB  # the whole cached segment

@@ -37,7 +37,10 @@ const char* aclGetRecentErrMsg(void);
 // ---------------------------------------------------------------- devices
 // Device count, capacity and visibility come from the environment, read once:
 //   NPU_SIM_DEVICE_COUNT   physical devices (default 8)
-//   NPU_SIM_DEVICE_MEMORY  bytes per device, suffixes K/M/G allowed (default 64G)
+//   NPU_SIM_DEVICE_MEMORY  bytes per device, suffixes K/M/G allowed
+//                          (default min(64G, the host limit below))
+//   NPU_SIM_HOST_MEMORY    host bytes all device and pinned allocations together may
+//                          take (default min(3/4 of physical, 9/10 of available memory))
 //   ASCEND_RT_VISIBLE_DEVICES  comma list of physical ids; logical ids follow its order
 typedef struct aclrtDeviceProp {
   char name[64];            // "Ascend910B1"
@@ -54,6 +57,9 @@ aclError aclrtSetDevice(int32_t deviceId);  // current device of the calling thr
 aclError aclrtGetDevice(int32_t* deviceId);
 aclError aclrtGetDeviceProperties(int32_t deviceId, aclrtDeviceProp* prop);
 aclError aclrtGetMemInfo(int32_t deviceId, size_t* freeBytes, size_t* totalBytes);
+// Host memory taken by device and pinned allocations, and the simulator's limit for it.
+// Allocations also fail (as out of memory) when the host itself runs short.
+aclError aclrtGetHostMemInfo(size_t* usedBytes, size_t* limitBytes);
 // Waits for every stream of the current device; returns the first pending task error.
 aclError aclrtSynchronizeDevice(void);
 

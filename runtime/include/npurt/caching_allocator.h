@@ -33,6 +33,11 @@ aclError cacheFree(void* ptr);
 aclError cacheRecordStream(void* ptr, aclrtStream stream);
 // Releases every unused cached segment of `device` (-1: all devices).
 aclError cacheEmpty(int32_t device);
+// Device memory is host memory: when an allocation fails after its own device's
+// cache was freed, cacheMalloc also frees the other devices' caches and calls this
+// hook (the pinned host cache registers one), then retries once. nullptr removes it.
+using HostReclaimFn = void (*)();
+aclError cacheSetHostReclaimHook(HostReclaimFn hook);
 
 // ---------------------------------------------------------------- statistics
 // Mirrors c10::CachingDeviceAllocator::DeviceStats so the torch adapter copies

@@ -4,6 +4,8 @@
 #include <c10/core/StorageImpl.h>
 
 #include <algorithm>
+#include <chrono>
+#include <utility>
 
 #include "npurt/acl_rt.h"
 #include "npurt/caching_allocator.h"
@@ -21,7 +23,8 @@ void freeDeviceBlock(void* ptr) {
   profiler::reportFree(ptr);
 }
 
-void freePinnedBlock(void* ptr) { (void)aclrtFreeHost(ptr); }
+// torch_npu's (and torch.cuda's) bound: no device has an exabyte, and rounding such a size overflows.
+constexpr size_t kOneExaByte = size_t(1) << 60;
 
 void copyStat(const npurt::Stat& from, c10::CachingDeviceAllocator::Stat& to) {
   to.current = from.current;
@@ -36,6 +39,8 @@ class NpuAllocator final : public c10::DeviceAllocator {
     c10::DeviceIndex device = currentDevice();
     checkNotForkedChild();
     markInitialized(device);
+    TORCH_CHECK_WITH(OutOfMemoryError, nbytes < kOneExaByte,
+                     "NPU out of memory. Tried to allocate more than 1EB memory.\n", ptaErr(ErrCode::MEMORY));
     void* ptr = nullptr;
     if (nbytes > 0) {
       aclError status = npurt::cacheMalloc(&ptr, nbytes, device, nativeStream(getCurrentStream(device)));
@@ -76,25 +81,87 @@ class NpuAllocator final : public c10::DeviceAllocator {
   }
 };
 
-class PinnedAllocator final : public c10::Allocator {
+// A pinned block's pending use on a stream: the event recorded when the block was freed.
+class HostEvent {
  public:
-  c10::DataPtr allocate(size_t nbytes) override {
-    void* ptr = nullptr;
-    if (nbytes > 0) {
-      aclError status = aclrtMallocHost(&ptr, nbytes);
-      TORCH_CHECK_WITH(OutOfMemoryError, status != ACL_ERROR_RT_MEMORY_ALLOCATION,
-                       "out of pinned host memory: ", aclGetRecentErrMsg(), "\n", ptaErr(ErrCode::MEMORY));
-      NPU_CHECK_ACL(status);
-    }
-    return {ptr, ptr, &freePinnedBlock, c10::Device(c10::DeviceType::CPU)};
+  explicit HostEvent(c10::Stream stream) {
+    NPU_CHECK_ACL(aclrtCreateEventWithFlag(&event_, 0));
+    NPU_CHECK_ACL(aclrtRecordEvent(event_, nativeStream(stream)));
+  }
+  HostEvent(HostEvent&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  HostEvent& operator=(HostEvent&& other) noexcept {
+    std::swap(event_, other.event_);
+    return *this;
+  }
+  HostEvent(const HostEvent&) = delete;
+  HostEvent& operator=(const HostEvent&) = delete;
+  ~HostEvent() {
+    if (event_ != nullptr) (void)aclrtDestroyEvent(event_);
+  }
+  bool completed() const {
+    int32_t done = 1;
+    (void)aclrtQueryEventStatus(event_, &done);
+    return done != 0;
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return &freePinnedBlock; }
+ private:
+  aclrtEvent event_ = nullptr;
+};
 
-  void copy_data(void* dest, const void* src, size_t count) const override {
+int64_t microsecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
+// torch's host caching (power-of-two buckets, stream-aware reuse, HostStats) over
+// aclrtMallocHost. When the host cannot give more, the pinned cache and the device
+// caches are released and the allocation retried once before it fails as OOM.
+struct PinnedCacheImpl final : public at::CachingHostAllocatorImpl<c10::Stream, HostEvent> {
+ private:
+  void allocate_host_memory(size_t size, void** ptr) override {
+    auto start = std::chrono::steady_clock::now();
+    aclError status = aclrtMallocHost(ptr, size);
+    if (status == ACL_ERROR_RT_MEMORY_ALLOCATION) {
+      empty_cache();
+      (void)npurt::cacheEmpty(-1);
+      status = aclrtMallocHost(ptr, size);
+    }
+    TORCH_CHECK_WITH(OutOfMemoryError, status != ACL_ERROR_RT_MEMORY_ALLOCATION,
+                     "NPU out of memory. Tried to allocate ", c10::CachingAllocator::format_size(size), " of pinned host memory: ",
+                     aclGetRecentErrMsg(), "\nFree pinned tensors you no longer need or call torch.npu.host_empty_cache().\n",
+                     ptaErr(ErrCode::MEMORY));
+    NPU_CHECK_ACL(status);
+    std::lock_guard<std::mutex> lock(stats_.timing_mutex_);
+    stats_.host_alloc_time.increase(microsecondsSince(start));
+  }
+
+  void free_block(at::HostBlock<c10::Stream>* block) override {
+    auto start = std::chrono::steady_clock::now();
+    (void)aclrtFreeHost(block->ptr_);  // cannot fail: the block came from aclrtMallocHost
+    std::lock_guard<std::mutex> lock(stats_.timing_mutex_);
+    stats_.host_free_time.increase(microsecondsSince(start));
+  }
+
+  void record_stream(std::optional<std::vector<HostEvent>>& events, c10::Stream stream) override {
+    events->emplace_back(stream);
+  }
+
+  bool query_event(HostEvent& event) override { return event.completed(); }
+
+  c10::Stream get_current_stream() const override { return getCurrentStream(currentDevice()); }
+
+  bool stream_is_capturing(c10::Stream /*stream*/) const override { return false; }
+
+  bool pinned_use_background_threads() override { return false; }
+
+ public:
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
     NPU_CHECK_ACL(aclrtMemcpy(dest, count, src, count, ACL_MEMCPY_HOST_TO_HOST));
   }
 };
+
+void freePinnedBlock(void* ctx);
+
+struct PinnedAllocator final : public at::CachingHostAllocatorInterface<PinnedCacheImpl, freePinnedBlock> {};
 
 void copyStatArray(const npurt::StatArray& from, c10::CachingDeviceAllocator::StatArray& to) {
   for (int i = 0; i < npurt::kNumStatTypes; ++i) copyStat(from[i], to[i]);
@@ -137,14 +204,29 @@ void NpuAllocator::resetPeakStats(c10::DeviceIndex device) {
 namespace {
 
 NpuAllocator deviceAllocatorInstance;
-PinnedAllocator pinnedAllocatorInstance;
+
+// Leaked on purpose: stream workers may drop pinned storages while static destructors run at exit.
+PinnedAllocator& pinnedAllocatorInstance() {
+  static PinnedAllocator* instance = new PinnedAllocator();
+  return *instance;
+}
+
+void freePinnedBlock(void* ctx) { pinnedAllocatorInstance().free(ctx); }
+
+// A device allocation the host could not back first releases the pinned cache.
+void releasePinnedCache() { pinnedAllocatorInstance().empty_cache(); }
+
+const bool reclaimRegistered = [] {
+  (void)npurt::cacheSetHostReclaimHook(&releasePinnedCache);
+  return true;
+}();
 
 }  // namespace
 
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &deviceAllocatorInstance);
 
 c10::DeviceAllocator* npuAllocator() { return &deviceAllocatorInstance; }
-c10::Allocator* pinnedAllocator() { return &pinnedAllocatorInstance; }
+at::HostAllocator* pinnedAllocator() { return &pinnedAllocatorInstance(); }
 
 bool isPinnedPtr(const void* ptr) {
   aclrtMemLocation location = ACL_MEM_LOCATION_UNREGISTERED;

@@ -1,8 +1,10 @@
 // torch's view of NPU memory: a c10::DeviceAllocator over the runtime's caching
 // allocator (npurt/caching_allocator.h), and the pinned host allocator behind
-// tensor.pin_memory().
+// tensor.pin_memory(): torch's CachingHostAllocator on aclrtMallocHost, so a freed
+// pinned block is reused for the next request of its (power-of-two) size.
 #pragma once
 
+#include <ATen/core/CachingHostAllocator.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Storage.h>
@@ -12,8 +14,8 @@ namespace torch_npu {
 // The allocator registered for PrivateUse1: allocates on the current device for
 // its current stream; running out raises torch.OutOfMemoryError (ERR00006).
 c10::DeviceAllocator* npuAllocator();
-// Page-locked host memory (aclrtMallocHost); its DataPtrs are CPU pointers.
-c10::Allocator* pinnedAllocator();
+// Page-locked host memory (aclrtMallocHost), cached; its DataPtrs are CPU pointers.
+at::HostAllocator* pinnedAllocator();
 bool isPinnedPtr(const void* ptr);
 
 // Grows or shrinks an NPU storage to `nbytes` on its device, keeping the old bytes;

@@ -10,6 +10,7 @@
 #include "npurt/caching_allocator.h"
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/PyBindRegistry.h"
+#include "torch_npu/csrc/core/NpuAllocator.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
 #include "torch_npu/csrc/core/NpuStream.h"
 
@@ -123,6 +124,40 @@ py::dict memoryStats(int device) {
   d["requested_bytes"] = statArrayDict(stats.requested_bytes);
   d["oversize_allocations"] = statDict(stats.oversize_allocations);
   d["oversize_segments"] = statDict(stats.oversize_segments);
+  return d;
+}
+
+py::dict hostStatDict(const c10::CachingAllocator::Stat& stat) {
+  py::dict d;
+  d["current"] = stat.current;
+  d["peak"] = stat.peak;
+  d["allocated"] = stat.allocated;
+  d["freed"] = stat.freed;
+  return d;
+}
+
+py::dict durationDict(const c10::CachingAllocator::DurationStat& stat) {
+  py::dict d;
+  d["total"] = stat.total;
+  d["max"] = stat.max;
+  d["min"] = stat.min;
+  d["count"] = stat.count;
+  d["avg"] = stat.count == 0 ? 0 : stat.total / stat.count;
+  return d;
+}
+
+// The nested dict torch._C._cuda_hostMemoryStats returns, from the pinned cache.
+py::dict hostMemoryStats() {
+  at::HostStats stats = pinnedAllocator()->get_stats();
+  py::dict d;
+  d["num_host_alloc"] = stats.num_host_alloc;
+  d["num_host_free"] = stats.num_host_free;
+  d["allocations"] = hostStatDict(stats.allocations);
+  d["allocated_bytes"] = hostStatDict(stats.allocated_bytes);
+  d["active_requests"] = hostStatDict(stats.active_requests);
+  d["active_bytes"] = hostStatDict(stats.active_bytes);
+  d["host_alloc_time"] = durationDict(stats.host_alloc_time);
+  d["host_free_time"] = durationDict(stats.host_free_time);
   return d;
 }
 
@@ -250,6 +285,18 @@ TORCH_NPU_BINDINGS(bindMemory) {
     checkAllocator(npurt::cacheFree(reinterpret_cast<void*>(ptr)), "caching_allocator_delete");
   });
   m.def("_npu_memory_snapshot", &memorySnapshot);
+  m.def("_npu_host_memory_stats", &hostMemoryStats);
+  m.def("_npu_host_empty_cache", [] {
+    py::gil_scoped_release noGil;
+    pinnedAllocator()->empty_cache();
+  });
+  m.def("_npu_reset_accumulated_host_memory_stats", [] { pinnedAllocator()->reset_accumulated_stats(); });
+  m.def("_npu_reset_peak_host_memory_stats", [] { pinnedAllocator()->reset_peak_stats(); });
+  m.def("_npu_host_mem_info", [] {
+    size_t used = 0, limit = 0;
+    checkAllocator(aclrtGetHostMemInfo(&used, &limit), "host_mem_info");
+    return py::make_tuple(used, limit);
+  });
   m.def("_npu_record_memory_history", [](bool enabled, bool withStacks, size_t maxEntries) {
     checkAllocator(npurt::cacheRecordHistory(enabled ? 1 : 0, maxEntries, withStacks ? &pythonStack : nullptr),
                    "_record_memory_history");
