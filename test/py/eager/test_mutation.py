@@ -199,3 +199,18 @@ def test_a_write_no_functional_variant_carries_is_refused_with_the_reason():
     with pytest.raises(PlanError, match="writes values, indices, and no functional variant returns"):
         plan_call("aten::_cummax_helper", [("T", "Float", [4], [1], 2), ("T", "Float", [4], [1], 2),
                                            ("T", "Long", [4], [1], 2), 0], 1)
+
+
+def test_op_command_writes_the_arguments_it_is_given():
+    # OpCommand (C++ custom kernels) runs the same record: batch norm's statistics are written.
+    torch.manual_seed(1)
+    x, mean, var = torch.randn(6, 3), torch.randn(3), torch.rand(3) + 0.5
+    mean_n, var_n = mean.npu(), var.npu()
+    got = _C._eager_op_command("aten::_native_batch_norm_legit", [x.npu(), mean_n, var_n],
+                               {"weight": None, "bias": None, "training": True, "momentum": 0.2, "eps": 1e-5}, [])
+    want = torch.ops.aten._native_batch_norm_legit(x, None, None, mean, var, True, 0.2, 1e-5)
+    assert len(got) == 3
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g.cpu(), w)
+    torch.testing.assert_close(mean_n.cpu(), mean)
+    torch.testing.assert_close(var_n.cpu(), var)
