@@ -1,4 +1,7 @@
-"""Pooling backwards without scatters: what the eager path traces for max/avg pool backward.
+"""Pooling rewrites: scatter-free backwards, and forwards of unbatched inputs.
+
+torch-mlir lowers the pooling forwards of batched inputs only: an unbatched (C, *spatial) input
+is given a batch of one.
 
 PyTorch's decompositions scatter the output gradient back onto the input (`tm_tensor.scatter`,
 which the Ascend pipeline cannot lower). Here each kernel offset o contributes one plane: the
@@ -42,7 +45,7 @@ def _window_positions(out: list[int], offset: tuple[int, ...], stride: list[int]
 def _place(plane: torch.Tensor, offset: tuple[int, ...], stride: list[int], padding: list[int],
            dilation: list[int], spatial_sizes: list[int]) -> torch.Tensor:
     """plane (N, C, *out) moved to the input positions its offset reads, zeros elsewhere."""
-    out = list(plane.shape[2:])
+    out = list(plane.shape[-len(offset):])
     low = [o * d - p for o, d, p in zip(offset, dilation, padding)]
     high = [size - lo - (n - 1) * s - 1 for size, lo, n, s in zip(spatial_sizes, low, out, stride)]
     return pad_trailing(dilate_trailing(plane, stride), low, high)
@@ -60,19 +63,20 @@ def max_pool_with_indices_backward(spatial: int, grad_output: torch.Tensor, self
     stride, padding, dilation = _expand(stride, spatial, kernel), _expand(padding, spatial), _expand(dilation, spatial)
     sizes = list(self.shape[-spatial:])
     out = list(grad_output.shape[-spatial:])
-    # (N*C or C, 1, *out): unbatched inputs too. Half precision accumulates in float32.
-    batched = grad_output.reshape(-1, 1, *out)
+    # (N*C or C, *out): unbatched inputs too. Half precision accumulates in float32.
+    batched = grad_output.reshape(-1, *out)
     batched = batched.float() if batched.dtype in (torch.float16, torch.bfloat16) else batched
     saved = indices.reshape(batched.shape)
     grad = None
     for offset in itertools.product(*(range(k) for k in kernel)):
+        # The flat input position the offset reads, -1 where it reads padding. Integer arithmetic, not
+        # a conjunction of broadcast booleans: the sim target miscompiled the latter for 3-d pools.
         flat, inside = None, None
         for axis, position in enumerate(_window_positions(out, offset, stride, padding, dilation, self.device)):
-            ok = (position >= 0) & (position < sizes[axis])
+            ok = ((position >= 0) & (position < sizes[axis])).to(torch.int64)
             flat = position if flat is None else flat * sizes[axis] + position
-            inside = ok if inside is None else inside & ok
-        chosen = (saved == torch.where(inside, flat, -1)) & inside
-        plane = torch.where(chosen, batched, 0.0)
+            inside = ok if inside is None else inside * ok
+        plane = torch.where(saved == flat * inside + (inside - 1), batched, 0.0)
         placed = _place(plane, offset, stride, padding, dilation, sizes)
         grad = placed if grad is None else grad + placed
     return grad.reshape(self.shape).to(self.dtype)
@@ -107,7 +111,7 @@ def avg_pool_backward(spatial: int, grad_output: torch.Tensor, self: torch.Tenso
     ones = [1] * spatial
     divisor = _divisors(out, sizes, kernel, stride, padding, count_include_pad, divisor_override, self.device)
     scale = grad_output.dtype if grad_output.dtype == torch.float64 else torch.float32
-    batched = (grad_output.to(scale) / divisor.to(scale)).reshape(-1, 1, *out)
+    batched = (grad_output.to(scale) / divisor.to(scale)).reshape(-1, *out)
     grad = None
     for offset in itertools.product(*(range(k) for k in kernel)):
         placed = _place(batched, offset, stride, padding, ones, sizes)
@@ -149,8 +153,22 @@ def _spatial(rewrite: Callable, spatial: int) -> Callable:
     return lambda *args: rewrite(spatial, *args)
 
 
+def _batched(op: torch._ops.OpOverload, spatial: int) -> Callable:
+    def rewrite(self: torch.Tensor, *args):
+        if self.dim() > spatial + 1:
+            return op(self, *args)
+        out = op(self.unsqueeze(0), *args)
+        return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
+
+    return rewrite
+
+
 aten = torch.ops.aten
+FORWARDS = {aten.max_pool2d_with_indices.default: 2, aten.avg_pool2d.default: 2, aten._adaptive_avg_pool2d.default: 2,
+            aten.adaptive_max_pool2d.default: 2, aten.max_pool3d_with_indices.default: 3, aten.avg_pool3d.default: 3,
+            aten._adaptive_avg_pool3d.default: 3, aten.adaptive_max_pool3d.default: 3}
 RETRACED: dict[torch._ops.OpOverload, Callable] = {
+    **{op: _batched(op, spatial) for op, spatial in FORWARDS.items()},
     aten.max_pool2d_with_indices_backward.default: _spatial(max_pool_with_indices_backward, 2),
     aten.max_pool3d_with_indices_backward.default: _spatial(max_pool_with_indices_backward, 3),
     aten.avg_pool2d_backward.default: _spatial(avg_pool_backward, 2),
