@@ -118,6 +118,7 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
   constexpr uint32_t frac = 512 / sizeof(T);
   if (p.ifTranspose && sizeof(T) != 2)
     TwinFailAt(loc, "LoadData2DParams::ifTranspose needs a 16-bit type; use LoadDataWithTranspose for 32-bit");
+  twin::CheckLocalAlign(dst.GetPhyAddr(), 512, "LoadData destination (L0A/L0B)", loc);
   twin::Op op(twin::MTE1, loc, "LoadData");
   for (uint32_t r = 0; r < p.repeatTimes; ++r) {
     int64_t idx = p.addrMode ? int64_t{p.startIndex} - int64_t{r} * p.srcStride : int64_t{p.startIndex} + int64_t{r} * p.srcStride;
@@ -163,6 +164,7 @@ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T
   TwinCheckSpace(dst.GetPosition(), {TPosition::A2, TPosition::B2}, "LoadDataWithTranspose destination", loc);
   static_assert(sizeof(T) == 2 || sizeof(T) == 4, "the twin's LoadDataWithTranspose models 16- and 32-bit types");
   constexpr uint32_t frac = 512 / sizeof(T), fracs = sizeof(T) / 2;  // fractals per square
+  twin::CheckLocalAlign(dst.GetPhyAddr(), 512, "LoadDataWithTranspose destination (L0A/L0B)", loc);
   twin::Op op(twin::MTE1, loc, "LoadDataWithTranspose");
   for (uint32_t r = 0; r < p.repeatTimes; ++r) {
     int64_t idx = p.addrMode ? int64_t{p.startIndex} - int64_t{r} * p.srcStride : int64_t{p.startIndex} + int64_t{r} * p.srcStride;
@@ -227,6 +229,9 @@ inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTe
   TwinCheckRangeAt(a, uint64_t{m1} * k1 * 16u * c0, "Mmad A (L0A)", loc);
   TwinCheckRangeAt(b, uint64_t{k1} * n1 * c0 * 16u, "Mmad B (L0B)", loc);
   TwinCheckRangeAt(c, uint64_t{m1} * n1 * 256u, "Mmad C (L0C)", loc);
+  twin::CheckLocalAlign(a.GetPhyAddr(), 512, "Mmad A (L0A)", loc);
+  twin::CheckLocalAlign(b.GetPhyAddr(), 512, "Mmad B (L0B)", loc);
+  twin::CheckLocalAlign(c.GetPhyAddr(), 256 * sizeof(C), "Mmad C (L0C, 256 elements)", loc);
   twin::Op op(twin::M, loc, "Mmad");
   op.Read(a.GetPhyAddr(), uint64_t{m1} * k1 * 512u);
   op.Read(b.GetPhyAddr(), uint64_t{k1} * n1 * 512u);

@@ -23,6 +23,7 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, TwinLoc loc = {}) {
   TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy GM->local", loc);
   TwinCheckRangeAt(dst, count, "DataCopy GM->local", loc);
+  twin::CheckLocalAlign(dst.GetPhyAddr(), 32, "DataCopy destination", loc);
   twin::Op(twin::MTE2, loc, "DataCopy").Write(dst.GetPhyAddr(), uint64_t{count} * sizeof(T));
   std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), uint64_t{count} * sizeof(T));
 }
@@ -31,6 +32,7 @@ template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, TwinLoc loc = {}) {
   TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->GM", loc);
   TwinCheckRangeAt(src, count, "DataCopy local->GM", loc);
+  twin::CheckLocalAlign(src.GetPhyAddr(), 32, "DataCopy source", loc);
   twin::Op(twin::MTE3, loc, "DataCopy").Read(src.GetPhyAddr(), uint64_t{count} * sizeof(T));
   twin::GmStore(dst.GetPhyAddr(), src.GetPhyAddr(), count);
 }
@@ -40,6 +42,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint3
   TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->local", loc);
   TwinCheckRangeAt(dst, count, "DataCopy local->local", loc);
   TwinCheckRangeAt(src, count, "DataCopy local->local", loc);
+  twin::CheckLocalAlign(dst.GetPhyAddr(), 32, "DataCopy destination", loc);
+  twin::CheckLocalAlign(src.GetPhyAddr(), 32, "DataCopy source", loc);
   // UB -> UB runs on the vector pipe; UB -> L1 on MTE3.
   twin::Op op(SpaceOf(dst.GetPosition()) == TwinSpace::UB ? twin::V : twin::MTE3, loc, "DataCopy");
   op.Read(src.GetPhyAddr(), uint64_t{count} * sizeof(T));
@@ -150,6 +154,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
   uint32_t dstBlock = TwinCeil32(p.blockLen) + p.dstStride * 32u;
   TwinCheckRangeAt(dst, (uint64_t{dstBlock} * (p.blockCount ? p.blockCount - 1u : 0u) + TwinCeil32(p.blockLen)) / sizeof(T),
                    "DataCopyPad GM->local", loc);
+  twin::CheckLocalAlign(dst.GetPhyAddr(), 32, "DataCopyPad destination", loc);
   twin::Op op(twin::MTE2, loc, "DataCopyPad");
   for (uint32_t b = 0; b < p.blockCount; ++b) {
     op.Write(d + uint64_t{b} * dstBlock, TwinCeil32(p.blockLen));
@@ -178,6 +183,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
   uint32_t srcBlock = TwinCeil32(p.blockLen) + p.srcStride * 32u;
   TwinCheckRangeAt(src, (uint64_t{srcBlock} * (p.blockCount ? p.blockCount - 1u : 0u) + p.blockLen) / sizeof(T),
                    "DataCopyPad local->GM", loc);
+  twin::CheckLocalAlign(src.GetPhyAddr(), 32, "DataCopyPad source", loc);
   twin::Op op(twin::MTE3, loc, "DataCopyPad");
   for (uint32_t b = 0; b < p.blockCount; ++b) {
     op.Read(s + uint64_t{b} * srcBlock, p.blockLen);

@@ -42,6 +42,25 @@ inline Space& CoreSpace(TwinSpace s) {
   return *slot;
 }
 
+// Byte offset of a local address within its physical buffer (-1 outside every local buffer).
+inline int64_t LocalOffset(const void* p) {
+  const uint8_t* b = static_cast<const uint8_t*>(p);
+  for (Space* s : CurrentCore().spaces)
+    if (b >= s->mem.get() && b < s->mem.get() + s->bytes) return b - s->mem.get();
+  return -1;
+}
+
+// The alignment an instruction needs of a local operand's start address.
+inline void CheckLocalAlign(const void* p, uint32_t align, const char* what, const TwinLoc& loc) {
+  int64_t off = LocalOffset(p);
+  if (off >= 0 && off % align != 0) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "%s starts at local byte offset %lld, which is not %u-byte aligned", what,
+                  static_cast<long long>(off), align);
+    TwinFailAt(loc, msg);
+  }
+}
+
 struct QueuePipes {
   int producer, consumer;
 };
