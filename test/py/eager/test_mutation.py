@@ -214,3 +214,20 @@ def test_op_command_writes_the_arguments_it_is_given():
         torch.testing.assert_close(g.cpu(), w)
     torch.testing.assert_close(mean_n.cpu(), mean)
     torch.testing.assert_close(var_n.cpu(), var)
+
+
+def test_plan_routes_list_and_multiple_writes():
+    # No yaml op writes a list yet: the plan's routing for one (each element a result) and for an op
+    # writing two arguments, one of them returned (GradScaler's _amp_update_scale_).
+    from torch_npu.eager.plan import plan_call
+
+    t = ("T", "Float", [3], [1], 2)
+    plan = plan_call("aten::_foreach_mul_.Scalar", [[t, t], 0.5], 1)
+    assert plan.request["target"] == "aten::_foreach_mul.Scalar"
+    assert plan.targets == [(0, 0, False), (0, 1, False)] and plan.returns == []
+    plan = plan_call("aten::_foreach_mul.Scalar_out", [[t, t], 0.5], 1)
+    assert plan.targets == [(2, 0, True), (2, 1, True)] and plan.returns == []
+    one, step = ("T", "Float", [1], [1], 2), ("T", "Int", [1], [1], 2)
+    plan = plan_call("aten::_amp_update_scale_", [one, step, one, 2.0, 0.5, 10], 1)
+    assert plan.request["target"] == "aten::_amp_update_scale.default"
+    assert plan.targets == [(0, -1, False), (1, -1, False)] and plan.returns == [(0, [], False)]
