@@ -121,6 +121,9 @@ CASES = {
                         [torch.randn(64, 48).half(), torch.randn(40, 48).half()], 2e-2),
     # fp32 with a transposed weight: the [n, k] B path without a fractal transpose.
     "linear_f32": (lambda x, w: torch.nn.functional.linear(x, w), [torch.randn(50, 70), torch.randn(40, 70)], 1e-4),
+    # fp32 with a transposed A (a weight gradient's shape): LoadDataWithTranspose into L0A.
+    "matmul_t_a_f32": (lambda a, b: a.t() @ b, [torch.randn(64, 50), torch.randn(64, 30)], 1e-4),
+    "where_compare": (lambda x, y: torch.where(x > y, x * 2, y - 1), [torch.randn(333, 17), torch.randn(333, 17)], 1e-6),
 }
 
 
