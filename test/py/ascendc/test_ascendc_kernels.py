@@ -147,6 +147,15 @@ def test_missing_write_after_read_synchronization_is_reported(kernels, tmp_path)
     assert "still being read by DataCopy (PIPE_MTE3)" in proc.stderr and "HardEvent::MTE3_MTE2" in proc.stderr
 
 
+def test_missing_global_memory_synchronization_is_reported(kernels, tmp_path):
+    _, proc = run(kernels, tmp_path, "missing_gm_sync", 1, [np.arange(64, dtype=np.float32)], [(64, np.float32)],
+                  check=False)
+    assert proc.returncode != 0
+    assert f"kernels.cpp:{_source_line('MISSING_GM_LINE')}: DataCopy (PIPE_MTE2) reads global memory that DataCopy " \
+           "(PIPE_MTE3)" in proc.stderr, proc.stderr
+    assert "HardEvent::MTE3_MTE2" in proc.stderr
+
+
 def test_printf_and_ascendc_assert(kernels, tmp_path):
     _, proc = run(kernels, tmp_path, "assert_and_print", 2, [np.zeros(8, np.float32)], [], check=False)
     assert proc.returncode != 0

@@ -428,9 +428,27 @@ extern "C" __global__ __aicore__ void missing_war_sync(GM_ADDR x, GM_ADDR z) {
   }
 }
 
+// The kernel reads back global memory its MTE3 copy may still be writing: no MTE3_MTE2.
+extern "C" __global__ __aicore__ void missing_gm_sync(GM_ADDR x, GM_ADDR z) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> a, b;
+  GlobalTensor<float> xGm, zGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x, 64);
+  zGm.SetGlobalBuffer((__gm__ float*)z, 64);
+  pipe.InitBuffer(a, 64 * sizeof(float));
+  pipe.InitBuffer(b, 64 * sizeof(float));
+  LocalTensor<float> ta = a.Get<float>(), tb = b.Get<float>();
+  DataCopy(ta, xGm, 64);
+  SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+  DataCopy(zGm, ta, 64);
+  DataCopy(tb, zGm, 64);  // MISSING_GM_LINE
+}
+
 extern "C" __global__ __aicore__ void assert_and_print(GM_ADDR x) {
   (void)x;
   AscendC::printf("block %d of %d\n", static_cast<int>(GetBlockIdx()), static_cast<int>(GetBlockNum()));
+  SyncAll();  // both lines are out before block 1's assertion ends the process
   ascendc_assert(GetBlockIdx() < 1, "block %d has no work", static_cast<int>(GetBlockIdx()));
 }
 
@@ -452,6 +470,7 @@ static const std::map<std::string, Launcher>& Kernels() {
       {"atomic_total", [](auto& a, uint32_t d, aclrtStream s) { atomic_total<<<d, nullptr, s>>>(a[0], a[1]); }},
       {"missing_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
       {"missing_war_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_war_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
+      {"missing_gm_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_gm_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
       {"assert_and_print", [](auto& a, uint32_t d, aclrtStream s) { assert_and_print<<<d, nullptr, s>>>(a[0]); }},
   };
   return table;

@@ -62,6 +62,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
         dst.TwinSet(static_cast<uint32_t>(at), src.TwinGet(uint64_t{m} * p.srcNdMatrixStride + uint64_t{r} * p.srcDValue + c));
         op.Write(dst.GetPhyAddr() + at, sizeof(T));
       }
+      if (p.dValue > 0)
+        op.ReadGm(src.GetPhyAddr() + uint64_t{m} * p.srcNdMatrixStride + uint64_t{r} * p.srcDValue, uint64_t{p.dValue} * sizeof(T));
     }
   }
 }
@@ -315,6 +317,7 @@ inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const
   static_assert(config.format == CO2Layout::ROW_MAJOR, "the twin models Fixpipe to ND (CFG_ROW_MAJOR) only");
   twin::Op op(twin::FIX, loc, "Fixpipe");
   op.Read(src.GetPhyAddr(), uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u * sizeof(C));
+  for (uint32_t m = 0; m < p.mSize; ++m) op.WriteGm(dst.GetPhyAddr() + uint64_t{m} * p.dstStride, uint64_t{p.nSize} * sizeof(D));
   twin::FixpipeRows<D>(src, p, loc, [&dst](uint64_t i, D v) { twin::GmStore(dst.GetPhyAddr() + i, &v, 1); });
 }
 

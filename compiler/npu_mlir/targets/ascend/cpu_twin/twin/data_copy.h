@@ -24,7 +24,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint
   TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy GM->local", loc);
   TwinCheckRangeAt(dst, count, "DataCopy GM->local", loc);
   twin::CheckLocalAlign(dst.GetPhyAddr(), 32, "DataCopy destination", loc);
-  twin::Op(twin::MTE2, loc, "DataCopy").Write(dst.GetPhyAddr(), uint64_t{count} * sizeof(T));
+  twin::Op op(twin::MTE2, loc, "DataCopy");
+  op.ReadGm(src.GetPhyAddr(), uint64_t{count} * sizeof(T));
+  op.Write(dst.GetPhyAddr(), uint64_t{count} * sizeof(T));
   std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), uint64_t{count} * sizeof(T));
 }
 
@@ -33,7 +35,9 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint
   TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->GM", loc);
   TwinCheckRangeAt(src, count, "DataCopy local->GM", loc);
   twin::CheckLocalAlign(src.GetPhyAddr(), 32, "DataCopy source", loc);
-  twin::Op(twin::MTE3, loc, "DataCopy").Read(src.GetPhyAddr(), uint64_t{count} * sizeof(T));
+  twin::Op op(twin::MTE3, loc, "DataCopy");
+  op.Read(src.GetPhyAddr(), uint64_t{count} * sizeof(T));
+  op.WriteGm(dst.GetPhyAddr(), uint64_t{count} * sizeof(T));
   twin::GmStore(dst.GetPhyAddr(), src.GetPhyAddr(), count);
 }
 
@@ -81,8 +85,10 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p, TwinLoc loc = {}) {
   TwinCheckRangeAt(dst, twin::SpanBytes(p.blockCount, p.blockLen, p.dstStride) / sizeof(T), "DataCopy GM->local", loc);
   twin::Op op(twin::MTE2, loc, "DataCopy");
-  for (uint32_t b = 0; b < p.blockCount; ++b)
+  for (uint32_t b = 0; b < p.blockCount; ++b) {
+    op.ReadGm(reinterpret_cast<const uint8_t*>(src.GetPhyAddr()) + uint64_t{b} * (p.blockLen + p.srcStride) * 32, uint64_t{p.blockLen} * 32);
     op.Write(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()) + uint64_t{b} * (p.blockLen + p.dstStride) * 32, uint64_t{p.blockLen} * 32);
+  }
   twin::CopyBlocks(dst.GetPhyAddr(), src.GetPhyAddr(), p);
 }
 
@@ -90,8 +96,10 @@ template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, TwinLoc loc = {}) {
   TwinCheckRangeAt(src, twin::SpanBytes(p.blockCount, p.blockLen, p.srcStride) / sizeof(T), "DataCopy local->GM", loc);
   twin::Op op(twin::MTE3, loc, "DataCopy");
-  for (uint32_t b = 0; b < p.blockCount; ++b)
+  for (uint32_t b = 0; b < p.blockCount; ++b) {
     op.Read(reinterpret_cast<const uint8_t*>(src.GetPhyAddr()) + uint64_t{b} * (p.blockLen + p.srcStride) * 32, uint64_t{p.blockLen} * 32);
+    op.WriteGm(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()) + uint64_t{b} * (p.blockLen + p.dstStride) * 32, uint64_t{p.blockLen} * 32);
+  }
   for (uint32_t b = 0; b < p.blockCount; ++b)
     twin::GmStore(dst.GetPhyAddr() + uint64_t{b} * (p.blockLen + p.dstStride) * 32 / sizeof(T),
                   src.GetPhyAddr() + uint64_t{b} * (p.blockLen + p.srcStride) * 32 / sizeof(T), uint64_t{p.blockLen} * 32 / sizeof(T));
@@ -157,6 +165,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
   twin::CheckLocalAlign(dst.GetPhyAddr(), 32, "DataCopyPad destination", loc);
   twin::Op op(twin::MTE2, loc, "DataCopyPad");
   for (uint32_t b = 0; b < p.blockCount; ++b) {
+    op.ReadGm(s + uint64_t{b} * (p.blockLen + p.srcStride), p.blockLen);
     op.Write(d + uint64_t{b} * dstBlock, TwinCeil32(p.blockLen));
     std::memcpy(d + uint64_t{b} * dstBlock, s + uint64_t{b} * (p.blockLen + p.srcStride), p.blockLen);
     if (pad.isPad) {
@@ -187,6 +196,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
   twin::Op op(twin::MTE3, loc, "DataCopyPad");
   for (uint32_t b = 0; b < p.blockCount; ++b) {
     op.Read(s + uint64_t{b} * srcBlock, p.blockLen);
+    op.WriteGm(d + uint64_t{b} * (p.blockLen + p.dstStride), p.blockLen);
     twin::GmStore(reinterpret_cast<T*>(d + uint64_t{b} * (p.blockLen + p.dstStride)),
                   reinterpret_cast<const T*>(s + uint64_t{b} * srcBlock), p.blockLen / sizeof(T));
   }

@@ -77,12 +77,23 @@ struct Space {
   std::vector<Block> blocks;
 };
 
+// A global-memory access of one core still to be ordered against the core's other pipes.
+struct GmAccess {
+  uintptr_t lo, hi;
+  int8_t pipe;
+  bool write;
+  uint32_t seq;
+  TwinLoc loc;
+  const char* op;
+};
+
 struct Core {
   std::array<Clock, PIPES> clock{};            // clock[p][q]: q's ops p is ordered after
   std::array<std::array<Clock, 8>, PIPES * PIPES> flags{};  // SetFlag snapshots [src*PIPES+dst][event]
   std::array<std::array<bool, 8>, PIPES * PIPES> flagSet{};
   std::vector<Space*> spaces;
   std::vector<std::unique_ptr<Space>> owned;
+  std::vector<GmAccess> gm;
 };
 inline thread_local std::unique_ptr<Core> core;
 
@@ -113,6 +124,10 @@ class Op {
   }
   void Read(const void* p, uint64_t bytes) const { Touch(p, bytes, false); }
   void Write(const void* p, uint64_t bytes) const { Touch(p, bytes, true); }
+  // Global memory, ordered like local memory between the pipes of this core (across cores the
+  // kernel's cross-core flags, SyncAll or the launch order it).
+  void ReadGm(const void* p, uint64_t bytes) const { TouchGm(p, bytes, false); }
+  void WriteGm(const void* p, uint64_t bytes) const { TouchGm(p, bytes, true); }
 
  private:
   void Touch(const void* p, uint64_t bytes, bool write) const {
@@ -133,6 +148,33 @@ class Op {
       for (uint64_t i = first; i <= last; ++i) Check(c, *s, i, write);
       return;
     }
+  }
+  void TouchGm(const void* p, uint64_t bytes, bool write) const {
+    if (bytes == 0) return;
+    Core& c = CurrentCore();
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+    const Clock& mine = c.clock[pipe_];
+    size_t keep = 0;
+    for (size_t i = 0; i < c.gm.size(); ++i) {
+      const GmAccess& e = c.gm[i];
+      if (e.pipe != pipe_ && e.lo < hi && lo < e.hi && mine[e.pipe] < e.seq && (e.write || write)) {
+        char msg[512];
+        std::snprintf(msg, sizeof msg,
+                      "%s (PIPE_%s) %s global memory that %s (PIPE_%s) at %s:%d %s, with no %s -> %s "
+                      "synchronization between them (SetFlag/WaitFlag<HardEvent::%s_%s> or PipeBarrier<PIPE_ALL>)",
+                      name_, kPipeName[pipe_], write ? "writes" : "reads", e.op, kPipeName[e.pipe], e.loc.file,
+                      e.loc.line, e.write ? "wrote" : "is still reading", kPipeName[e.pipe], kPipeName[pipe_],
+                      kPipeName[e.pipe], kPipeName[pipe_]);
+        TwinFailAt(loc_, msg);
+      }
+      // An access every other pipe is ordered after can no longer race: drop it.
+      bool settled = true;
+      for (int q = 0; q < PIPES && settled; ++q) settled = q == e.pipe || c.clock[q][e.pipe] >= e.seq;
+      if (!settled) c.gm[keep++] = e;
+    }
+    c.gm.resize(keep);
+    if (pipe_ == S && !write) return;  // a scalar read completes before the next instruction issues
+    c.gm.push_back(GmAccess{lo, hi, static_cast<int8_t>(pipe_), write, seq_, loc_, name_});
   }
   void Check(Core& c, Space& s, uint64_t i, bool write) const {
     Block& blk = s.blocks[i];

@@ -62,8 +62,17 @@ class GlobalTensor {
     t.size_ = size_ > offset ? size_ - offset : 0;
     return t;
   }
-  T GetValue(uint64_t i) const { return ptr_[i]; }
-  void SetValue(uint64_t i, T v) const { ptr_[i] = v; }  // a handle: constness is not the data's
+  // Scalar-unit access to global memory (PIPE_S), ordered against this core's copies like any pipe.
+  T GetValue(uint64_t i, TwinLoc loc = {}) const {
+    twin::Op(twin::S, loc, "GlobalTensor::GetValue").ReadGm(ptr_ + i, sizeof(T));
+    twin::ScalarDone();
+    return ptr_[i];
+  }
+  void SetValue(uint64_t i, T v, TwinLoc loc = {}) const {  // a handle: constness is not the data's
+    twin::Op(twin::S, loc, "GlobalTensor::SetValue").WriteGm(ptr_ + i, sizeof(T));
+    twin::ScalarDone();
+    ptr_[i] = v;
+  }
   T TwinGet(uint64_t i) const { return ptr_[i]; }
   void TwinSet(uint64_t i, T v) const { ptr_[i] = v; }
   T* GetPhyAddr() const { return ptr_; }
