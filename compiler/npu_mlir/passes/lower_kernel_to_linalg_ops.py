@@ -66,7 +66,9 @@ def _unary(kind: str, x: str, elt: str) -> list[str]:
     half = f"%half = arith.constant 0.5 : {elt}"
     simple = {"abs": "math.absf", "exp": "math.exp", "log": "math.log", "sqrt": "math.sqrt", "rsqrt": "math.rsqrt",
               "tanh": "math.tanh", "erf": "math.erf", "sin": "math.sin", "cos": "math.cos", "floor": "math.floor",
-              "ceil": "math.ceil", "round": "math.roundeven", "neg": "arith.negf"}
+              "ceil": "math.ceil", "round": "math.roundeven", "neg": "arith.negf",
+              **{k: f"math.{k}" for k in ("log2", "log10", "log1p", "expm1", "tan", "sinh", "cosh", "asin", "acos",
+                                          "atan", "asinh", "acosh", "atanh")}}
     if kind in simple:
         return [f"%r = {simple[kind]} {x} : {elt}"]
     sigmoid = [one, f"%n = arith.negf {x} : {elt}", f"%e = math.exp %n : {elt}", f"%d = arith.addf %one, %e : {elt}"]
@@ -95,8 +97,9 @@ def _binary(kind: str, a: str, b: str, elt: str) -> list[str]:
     table = {"add": "arith.addf" if f else "arith.addi", "sub": "arith.subf" if f else "arith.subi",
              "mul": "arith.mulf" if f else "arith.muli", "div": "arith.divf" if f else "arith.divsi",
              "max": "arith.maximumf" if f else "arith.maxsi", "min": "arith.minimumf" if f else "arith.minsi",
-             "pow": "math.powf" if f else "math.ipowi", "and": "arith.andi", "or": "arith.ori", "xor": "arith.xori"}
-    if kind not in table or (kind in ("and", "or", "xor") and f):
+             "pow": "math.powf" if f else "math.ipowi", "and": "arith.andi", "or": "arith.ori", "xor": "arith.xori",
+             "atan2": "math.atan2", "rem": "arith.remf" if f else "arith.remsi"}
+    if kind not in table or (kind in ("and", "or", "xor") and f) or (kind == "atan2" and not f):
         raise KernelLoweringError(f"ERR03007 GRAPH binary {kind} on {elt} has no sim lowering")
     return [f"%r = {table[kind]} {a}, {b} : {elt}"]
 

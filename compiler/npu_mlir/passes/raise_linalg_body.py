@@ -18,12 +18,16 @@ BINARY = {
     "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
     "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min", "math.powf": "pow",
     "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor",
+    "math.atan2": "atan2", "arith.remf": "rem", "arith.remsi": "rem",
 }
 UNARY = {
     "arith.negf": "neg", "math.absf": "abs", "math.absi": "abs", "math.exp": "exp",
     "math.log": "log", "math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.tanh": "tanh",
     "math.erf": "erf", "math.sin": "sin", "math.cos": "cos", "math.floor": "floor",
     "math.ceil": "ceil", "math.roundeven": "round",
+    "math.log2": "log2", "math.log10": "log10", "math.log1p": "log1p", "math.expm1": "expm1",
+    "math.tan": "tan", "math.sinh": "sinh", "math.cosh": "cosh", "math.asin": "asin", "math.acos": "acos",
+    "math.atan": "atan", "math.asinh": "asinh", "math.acosh": "acosh", "math.atanh": "atanh",
 }
 # Signed integer casts only: ascend.cast reads integers as signed. Unsigned arithmetic
 # (divui, uitofp, cmpi ult, ...) and math.round (half away from zero; ascend rounds half to

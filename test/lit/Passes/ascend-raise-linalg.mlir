@@ -340,3 +340,25 @@ func.func @one_element_operand_is_a_scalar(%x: tensor<2x3xf32>, %b: tensor<1xf32
   } -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// Math ops with a 1:1 ascend kind raise like the others (log1p, atan2, C's fmod as rem).
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @more_math_kinds
+// CHECK: "ascend.unary"(%arg0) {kind = "log1p"}
+// CHECK: "ascend.binary"(%{{.*}}, %arg1) {kind = "atan2"}
+// CHECK: "ascend.binary"(%{{.*}}, %arg1) {kind = "rem"}
+// CHECK-NOT: linalg.generic
+func.func @more_math_kinds(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%x, %y : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %l = math.log1p %a : f32
+    %t = math.atan2 %l, %b : f32
+    %r = arith.remf %t, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

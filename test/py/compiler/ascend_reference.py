@@ -20,9 +20,13 @@ UNARY = {
     "gelu": lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), "erf": _erf, "sin": np.sin,
     "cos": np.cos, "floor": np.floor, "ceil": np.ceil, "round": np.round, "not": np.logical_not,
     "silu": lambda x: x / (1 + np.exp(-x)),
+    "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "expm1": np.expm1, "tan": np.tan, "sinh": np.sinh,
+    "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh,
+    "acosh": np.arccosh, "atanh": np.arctanh,
 }
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
-          "min": np.minimum, "pow": np.power, "and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
+          "min": np.minimum, "pow": np.power, "and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor,
+          "atan2": np.arctan2, "rem": np.fmod}
 COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
            "ge": np.greater_equal}
 REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod, "mean": np.mean}

@@ -4,7 +4,8 @@ Semantics (all value semantics on ranked tensors; "tensor or scalar" operands br
 of int/float/index type to the result shape, which is how the scalar variants are spelled):
   unary(x) {kind}                    elementwise; UNARY_KINDS (round: half to even, as torch)
   binary(lhs, rhs) {kind}            elementwise, tensor or scalar operands; BINARY_KINDS
-                                     (integers are signed; integer div truncates)
+                                     (integers are signed; integer div truncates; rem is
+                                     the truncated remainder, C's fmod)
   ternary(a, b, c) {kind}            fma = a*b+c, clamp = min(max(a,b),c), lerp = a+c*(b-a)
   cast(x)                            element type conversion, same shape
   compare(lhs, rhs) {predicate}      i1 result; COMPARE_PREDICATES
@@ -33,8 +34,9 @@ from .shaped import element_type, is_scalar, tensor_format
 
 UNARY_KINDS = ("abs", "neg", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid",
                "relu", "gelu", "gelu_tanh", "silu", "erf", "sin", "cos", "floor", "ceil",
-               "round", "not")
-BINARY_KINDS = ("add", "sub", "mul", "div", "max", "min", "pow", "and", "or", "xor")
+               "round", "not", "log2", "log10", "log1p", "expm1", "tan", "sinh", "cosh", "asin", "acos",
+               "atan", "asinh", "acosh", "atanh")
+BINARY_KINDS = ("add", "sub", "mul", "div", "max", "min", "pow", "and", "or", "xor", "atan2", "rem")
 TERNARY_KINDS = ("fma", "clamp", "lerp")
 COMPARE_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_KINDS = ("sum", "max", "min", "prod", "mean")

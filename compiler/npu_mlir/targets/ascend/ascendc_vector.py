@@ -18,7 +18,9 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max",
 _UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
           "reciprocal": "Reciprocal", "relu": "Relu", "tanh": "Tanh",
           # high-level math APIs
-          "erf": "Erf", "sin": "Sin", "cos": "Cos", "floor": "Floor", "ceil": "Ceil", "round": "Round"}
+          "erf": "Erf", "sin": "Sin", "cos": "Cos", "floor": "Floor", "ceil": "Ceil", "round": "Round",
+          "tan": "Tan", "sinh": "Sinh", "cosh": "Cosh", "asin": "Asin", "acos": "Acos", "atan": "Atan",
+          "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh"}
 _REDUCE = {"sum": "ReduceSum", "mean": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
 
 
