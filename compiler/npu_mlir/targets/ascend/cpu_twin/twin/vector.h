@@ -150,7 +150,11 @@ struct Operand {
 };
 
 template <typename T, typename F>
-inline void ForLanes(const Lanes& lanes, std::initializer_list<Operand> ops, const char* name, const TwinLoc& loc, F f) {
+inline void ForLanes(const Lanes& lanes, std::initializer_list<Operand> ops, const char* name, const TwinLoc& loc, F f,
+                     bool aligned = true) {
+  // Vector instructions address local memory in 32-byte blocks: every operand starts on one.
+  if (aligned)
+    for (const Operand& o : ops) CheckLocalAlign(o.base, 32, name, loc);
   Op op(V, loc, name);
   const uint32_t per = PerRepeat<T>();
   for (const Operand& o : ops) {
