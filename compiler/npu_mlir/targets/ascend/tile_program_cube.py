@@ -39,6 +39,8 @@ def _k_step(p: Program, g: dict, kt: Size, init: bool, t: dict[str, int], ta: bo
     p.sync("MTE2", "MTE1")
     a0 = p.subview(g["a0"], [0, 0], [g["mlen"], klen])
     b0 = p.subview(g["b0"], [0, 0], [klen, g["nlen"]])
+    # `transpose` is logical (the operand is stored transposed), not LoadData's ifTranspose: L0B's
+    # nZ layout makes the hardware flag the opposite for B (ascendc_cube.py, cpu_twin/twin/cube.h).
     p.op("load_l0", [(a1.name, vtype(a1)), (a0.name, vtype(a0))], f"transpose = {int(ta)} : i64")
     p.op("load_l0", [(b1.name, vtype(b1)), (b0.name, vtype(b0))], f"transpose = {int(tb)} : i64")
     p.sync("MTE1", "M")
