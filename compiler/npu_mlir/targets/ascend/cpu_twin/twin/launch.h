@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstdarg>
 #include <functional>
@@ -94,9 +95,20 @@ inline void RequireCore(CoreType want, const char* what, const TwinLoc& loc) {
   TwinFailAt(loc, msg);
 }
 
+// How long a core may wait for another before the twin calls it a hang (NPU_TWIN_HANG_SECONDS,
+// default 300: the twin computes far slower than a core, so a long wait is not yet a hang).
+inline std::chrono::seconds HangTimeout() {
+  static const long seconds = [] {
+    const char* env = std::getenv("NPU_TWIN_HANG_SECONDS");
+    long v = env ? std::atol(env) : 0;
+    return v > 0 ? v : 300L;
+  }();
+  return std::chrono::seconds(seconds);
+}
+
 template <typename Pred>
 inline void WaitUntil(std::unique_lock<std::mutex>& lock, Pred pred, const TwinLoc& loc, const char* what) {
-  if (!launch->cv.wait_for(lock, std::chrono::seconds(20), pred)) TwinFailAt(loc, what);
+  if (!launch->cv.wait_for(lock, HangTimeout(), pred)) TwinFailAt(loc, what);
 }
 
 }  // namespace twin
