@@ -156,6 +156,13 @@ def test_missing_global_memory_synchronization_is_reported(kernels, tmp_path):
     assert "HardEvent::MTE3_MTE2" in proc.stderr
 
 
+def test_wait_without_set_is_reported_as_a_hang(kernels, tmp_path):
+    _, proc = run(kernels, tmp_path, "unmatched_wait", 1, [np.zeros(8, np.float32)], [], check=False)
+    assert proc.returncode != 0
+    assert (f"kernels.cpp:{_source_line('UNMATCHED_WAIT_LINE')}: WaitFlag<HardEvent::MTE2_V>(3) with no SetFlag "
+            "before it: the core would hang") in proc.stderr, proc.stderr
+
+
 def test_printf_and_ascendc_assert(kernels, tmp_path):
     _, proc = run(kernels, tmp_path, "assert_and_print", 2, [np.zeros(8, np.float32)], [], check=False)
     assert proc.returncode != 0

@@ -445,6 +445,12 @@ extern "C" __global__ __aicore__ void missing_gm_sync(GM_ADDR x, GM_ADDR z) {
   DataCopy(tb, zGm, 64);  // MISSING_GM_LINE
 }
 
+// A WaitFlag no SetFlag answers: the core would wait forever.
+extern "C" __global__ __aicore__ void unmatched_wait(GM_ADDR x) {
+  (void)x;
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID3);  // UNMATCHED_WAIT_LINE
+}
+
 extern "C" __global__ __aicore__ void assert_and_print(GM_ADDR x) {
   (void)x;
   AscendC::printf("block %d of %d\n", static_cast<int>(GetBlockIdx()), static_cast<int>(GetBlockNum()));
@@ -471,6 +477,7 @@ static const std::map<std::string, Launcher>& Kernels() {
       {"missing_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
       {"missing_war_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_war_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
       {"missing_gm_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_gm_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
+      {"unmatched_wait", [](auto& a, uint32_t d, aclrtStream s) { unmatched_wait<<<d, nullptr, s>>>(a[0]); }},
       {"assert_and_print", [](auto& a, uint32_t d, aclrtStream s) { assert_and_print<<<d, nullptr, s>>>(a[0]); }},
   };
   return table;
