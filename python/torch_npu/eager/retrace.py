@@ -7,7 +7,7 @@ decompositions), or not at all (argmax/argmin of a 0-d tensor). Each rewrite bel
 a one-hot comparison against the index, elementwise ops, reductions, matmuls or forward
 convolutions, all of which the pipeline compiles. A configuration a rewrite does not cover raises,
 so that call runs on the CPU fallback. Imported by kernel_build, in the user's process and in
-compile workers alike (no torch_npu import).
+compile workers alike (no torch_npu import). Scans, scatters and sorts are in retrace_masked.py.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ from __future__ import annotations
 from typing import Callable
 
 import torch
+
+if __package__:
+    from torch_npu.eager.retrace_masked import MASKED
+else:  # a compile worker imports this file as a top-level module (see kernel_build)
+    from retrace_masked import MASKED
 
 aten = torch.ops.aten
 REDUCTION_NONE, REDUCTION_MEAN = 0, 1
@@ -77,6 +82,35 @@ def embedding_dense_backward(grad_output: torch.Tensor, indices: torch.Tensor, n
     return one_hot.t() @ grads
 
 
+# sqrt(2/pi): torch-mlir's gelu(approximate="tanh") carries it as 0.797724 (5e-5 off at x = 1.3).
+GELU_BETA = 0.7978845608028654
+GELU_KAPPA = 0.044715
+
+
+def _opmath(x: torch.Tensor) -> torch.Tensor:
+    # torch computes half-precision activations in float32 and rounds once.
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def gelu(self: torch.Tensor, approximate: str = "none") -> torch.Tensor:
+    if approximate != "tanh":
+        return aten.gelu.default(self, approximate=approximate)
+    x = _opmath(self)
+    inner = GELU_BETA * (x + GELU_KAPPA * (x * x * x))
+    return (0.5 * x * (1.0 + torch.tanh(inner))).to(self.dtype)
+
+
+def gelu_backward(grad_output: torch.Tensor, self: torch.Tensor, approximate: str = "none") -> torch.Tensor:
+    if approximate != "tanh":
+        return aten.gelu_backward.default(grad_output, self, approximate=approximate)
+    x, dy = _opmath(self), _opmath(grad_output)
+    x_sq = x * x
+    tanh_inner = torch.tanh(GELU_BETA * (x + GELU_KAPPA * (x_sq * x)))
+    left_derivative = 0.5 * (1.0 + tanh_inner)
+    right_derivative = 0.5 * x * (1.0 - tanh_inner * tanh_inner) * GELU_BETA * (1.0 + 3.0 * GELU_KAPPA * x_sq)
+    return (dy * (left_derivative + right_derivative)).to(self.dtype)
+
+
 def _arg_extreme(op: torch._ops.OpOverload) -> Callable:
     # torch-mlir cannot lower argmax/argmin of a 0-d tensor (a `torch.constant.bool` survives);
     # its answer is the index into the one-element vector.
@@ -88,13 +122,36 @@ def _arg_extreme(op: torch._ops.OpOverload) -> Callable:
     return rewrite
 
 
+def _promoted_comparison(op: torch._ops.OpOverload) -> Callable:
+    # torch compares in the promoted dtype: a 0-d float32 operand (a scalar parameter) against a
+    # bfloat16 tensor is rounded to bfloat16 first (x <= 0.3 holds for x = bf16(0.3)); torch-mlir
+    # compares in float32 instead.
+    def rewrite(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+        common = torch.result_type(self, other)
+        return op(self.to(common), other.to(common))
+
+    return rewrite
+
+
 RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.argmax.default: _arg_extreme(aten.argmax.default),
     aten.argmin.default: _arg_extreme(aten.argmin.default),
+    aten.gelu.default: gelu,
+    aten.gelu_backward.default: gelu_backward,
     aten.nll_loss_forward.default: nll_loss_forward,
     aten.nll_loss_backward.default: nll_loss_backward,
     aten.embedding_dense_backward.default: embedding_dense_backward,
+    **{op: _promoted_comparison(op) for op in (aten.eq.Tensor, aten.ne.Tensor, aten.lt.Tensor, aten.le.Tensor,
+                                                aten.gt.Tensor, aten.ge.Tensor)},
+    **MASKED,
 }
+
+# Batch norm's rewrites live with the facts about its running statistics.
+if __package__:
+    from torch_npu.eager.batch_norm import RETRACED as _BATCH_NORM
+else:  # a compile worker imports these modules top-level (kernel_build.py)
+    from batch_norm import RETRACED as _BATCH_NORM
+RETRACED.update(_BATCH_NORM)
 
 # Convolutions as GEMMs and scatter-free pooling backwards: every stride / padding / dilation / groups.
 if __package__:
