@@ -293,19 +293,27 @@ namespace twin {
 template <typename D, typename C, typename Store>
 inline void FixpipeRows(const LocalTensor<C>& src, const FixpipeParamsV220& p, const TwinLoc& loc, Store store) {
   TwinCheckSpace(src.GetPosition(), {TPosition::CO1}, "Fixpipe source", loc);
-  if (p.ndNum != 1 || p.isChannelSplit) TwinFailAt(loc, "Fixpipe with ndNum != 1 or channel split is not modelled by the twin");
+  if (p.isChannelSplit) TwinFailAt(loc, "Fixpipe with channel split is not modelled by the twin");
+  if (p.ndNum > 1 && (p.srcNdStride == 0 || p.dstNdStride == 0))
+    TwinFailAt(loc, "Fixpipe with ndNum > 1 needs non-zero srcNdStride (1024-byte fractals) and dstNdStride (elements)");
   if (p.quantPre != QuantMode_t::NoQuant && p.quantPre != QuantMode_t::F322F16 && p.quantPre != QuantMode_t::F322BF16)
     TwinFailAt(loc, "Fixpipe quantPre other than NoQuant / F322F16 / F322BF16 is not modelled by the twin");
   if (p.quantPre == QuantMode_t::NoQuant && sizeof(D) != sizeof(C))
     TwinFailAt(loc, "Fixpipe to a narrower dtype needs quantPre F322F16 / F322BF16");
   if (p.srcStride < p.mSize) TwinFailAt(loc, "Fixpipe srcStride (L0C column height) is below mSize");
   const uint32_t n1 = (p.nSize + 15u) / 16u;
-  TwinCheckRangeAt(src, uint64_t{n1 - (n1 ? 1 : 0)} * p.srcStride * 16u + uint64_t{p.mSize} * 16u, "Fixpipe source (L0C)", loc);
-  for (uint32_t m = 0; m < p.mSize; ++m) {
-    for (uint32_t n = 0; n < p.nSize; ++n) {
-      float v = static_cast<float>(src.TwinGet((n / 16) * p.srcStride * 16 + m * 16 + n % 16));
-      if (p.reluEn && v < 0.0f) v = 0.0f;
-      store(uint64_t{m} * p.dstStride + n, D(v));
+  // ndNum NZ matrices, srcNdStride 1024-byte fractals apart in L0C, each to an ND matrix dstNdStride
+  // elements after the previous one.
+  for (uint32_t nd = 0; nd < p.ndNum; ++nd) {
+    const uint64_t s0 = uint64_t{nd} * p.srcNdStride * (1024 / sizeof(C)), d0 = uint64_t{nd} * p.dstNdStride;
+    TwinCheckRangeAt(src, s0 + uint64_t{n1 - (n1 ? 1 : 0)} * p.srcStride * 16u + uint64_t{p.mSize} * 16u,
+                     "Fixpipe source (L0C)", loc);
+    for (uint32_t m = 0; m < p.mSize; ++m) {
+      for (uint32_t n = 0; n < p.nSize; ++n) {
+        float v = static_cast<float>(src.TwinGet(static_cast<uint32_t>(s0 + (n / 16) * p.srcStride * 16 + m * 16 + n % 16)));
+        if (p.reluEn && v < 0.0f) v = 0.0f;
+        store(d0 + uint64_t{m} * p.dstStride + n, D(v));
+      }
     }
   }
 }
@@ -316,8 +324,11 @@ template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
   static_assert(config.format == CO2Layout::ROW_MAJOR, "the twin models Fixpipe to ND (CFG_ROW_MAJOR) only");
   twin::Op op(twin::FIX, loc, "Fixpipe");
-  op.Read(src.GetPhyAddr(), uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u * sizeof(C));
-  for (uint32_t m = 0; m < p.mSize; ++m) op.WriteGm(dst.GetPhyAddr() + uint64_t{m} * p.dstStride, uint64_t{p.nSize} * sizeof(D));
+  op.Read(src.GetPhyAddr(), (uint64_t{p.ndNum ? p.ndNum - 1u : 0u} * p.srcNdStride * (1024 / sizeof(C)) +
+                             uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u) * sizeof(C));
+  for (uint32_t nd = 0; nd < (p.ndNum ? p.ndNum : 1u); ++nd)
+    for (uint32_t m = 0; m < p.mSize; ++m)
+      op.WriteGm(dst.GetPhyAddr() + uint64_t{nd} * p.dstNdStride + uint64_t{m} * p.dstStride, uint64_t{p.nSize} * sizeof(D));
   twin::FixpipeRows<D>(src, p, loc, [&dst](uint64_t i, D v) { twin::GmStore(dst.GetPhyAddr() + i, &v, 1); });
 }
 
@@ -326,6 +337,7 @@ template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const LocalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
   static_assert(config.format == CO2Layout::ROW_MAJOR, "the twin models Fixpipe to ND (CFG_ROW_MAJOR) only");
   TwinCheckSpace(dst.GetPosition(), {TPosition::A1}, "Fixpipe destination", loc);
+  if (p.ndNum > 1) TwinFailAt(loc, "Fixpipe to L1 with ndNum > 1 is not modelled by the twin");
   TwinCheckRangeAt(dst, uint64_t{p.mSize ? p.mSize - 1u : 0u} * p.dstStride + p.nSize, "Fixpipe destination (L1)", loc);
   twin::Op op(twin::FIX, loc, "Fixpipe");
   op.Read(src.GetPhyAddr(), uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u * sizeof(C));
