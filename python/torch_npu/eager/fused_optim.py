@@ -123,6 +123,54 @@ def _npu_fused_rmsprop(param: torch.Tensor, grad: torch.Tensor, square_avg: torc
     return p.to(param.dtype), sq.to(square_avg.dtype), ga.to(grad_avg.dtype), buf.to(momentum_buffer.dtype)
 
 
+# torch.optim's fused=True path (aten::_fused_adam_ / _fused_adamw_ / _fused_sgd_, one kernel per tensor):
+# the step count is a device tensor, grad_scale divides the gradient (stored back unscaled) and a
+# nonzero found_inf leaves every tensor as it was, as torch's CUDA kernels do - all without a host sync.
+def _npu_fused_adam_tensor_step(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor,
+                                exp_avg_sq: torch.Tensor, max_exp_avg_sq: torch.Tensor, step: torch.Tensor,
+                                grad_scale: torch.Tensor, found_inf: torch.Tensor, lr: float, beta1: float,
+                                beta2: float, weight_decay: float, eps: float, amsgrad: bool, maximize: bool,
+                                decoupled_weight_decay: bool) -> tuple[torch.Tensor, ...]:
+    """(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq) after one Adam/AdamW step of torch's fused kernel."""
+    skip = found_inf.reshape(()) != 0
+    unscaled = grad.float() / grad_scale.reshape(()).float()
+    g = -unscaled if maximize else unscaled
+    p = param.float()
+    if decoupled_weight_decay:
+        p = p * (1 - lr * weight_decay)
+    else:
+        g = g + weight_decay * p
+    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
+    v_max = torch.maximum(max_exp_avg_sq.float(), v) if amsgrad else v
+    t = step.reshape(()).float()
+    bias_correction1 = 1 - torch.pow(beta1, t)
+    bias_correction2_sqrt = (1 - torch.pow(beta2, t)).sqrt()
+    p = p - (lr / bias_correction1) * (m / (v_max.sqrt() / bias_correction2_sqrt + eps))
+    new = (p, unscaled, m, v, v_max)
+    old = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq)
+    return tuple(torch.where(skip, o, n.to(o.dtype)) for o, n in zip(old, new))
+
+
+def _npu_fused_sgd_tensor_step(param: torch.Tensor, grad: torch.Tensor, momentum_buffer: torch.Tensor,
+                               grad_scale: torch.Tensor, found_inf: torch.Tensor, weight_decay: float,
+                               momentum: float, lr: float, dampening: float, nesterov: bool, maximize: bool,
+                               is_first_step: bool, use_momentum: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(param, grad, momentum_buffer) after one SGD step of torch's fused kernel."""
+    skip = found_inf.reshape(()) != 0
+    unscaled = grad.float() / grad_scale.reshape(()).float()
+    g = -unscaled if maximize else unscaled
+    p = param.float()
+    g = g + weight_decay * p
+    buf = momentum_buffer.float()
+    if use_momentum:
+        buf = g if is_first_step else buf * momentum + g * (1 - dampening)
+        g = g + momentum * buf if nesterov else buf
+    p = p - lr * g
+    new = (p, unscaled, buf)
+    old = (param, grad, momentum_buffer)
+    return tuple(torch.where(skip, o, n.to(o.dtype)) for o, n in zip(old, new))
+
+
 REFERENCES = {
     "_npu_fused_sgd": _npu_fused_sgd,
     "_npu_fused_sgd_momentum": _npu_fused_sgd_momentum,
@@ -130,4 +178,6 @@ REFERENCES = {
     "_npu_fused_adam_amsgrad": _npu_fused_adam_amsgrad,
     "_npu_fused_adadelta": _npu_fused_adadelta,
     "_npu_fused_rmsprop": _npu_fused_rmsprop,
+    "_npu_fused_adam_tensor_step": _npu_fused_adam_tensor_step,
+    "_npu_fused_sgd_tensor_step": _npu_fused_sgd_tensor_step,
 }

@@ -1,0 +1,146 @@
+// torch.optim's fused=True path on the NPU: aten::_fused_adam_, _fused_adamw_ and _fused_sgd_, each
+// tensor updated by one compiled kernel (references in python/torch_npu/eager/fused_optim.py) that
+// reads the step count, grad_scale and found_inf on the device - so GradScaler + fused=True steps
+// without a host sync, as on CUDA. The kernel's results are written back into the caller's tensors.
+#include <ATen/ops/ones.h>
+#include <ATen/ops/zeros.h>
+#include <torch/library.h>
+
+#include "torch_npu/csrc/aten/CustomOpChecks.h"
+#include "torch_npu/csrc/eager/OpCommand.h"
+
+namespace torch_npu::native {
+namespace {
+
+void checkLists(const char* op, std::initializer_list<std::pair<const char*, at::TensorList>> lists,
+                const at::Tensor& first) {
+  for (const auto& [name, list] : lists) {
+    TORCH_CHECK(list.size() == lists.begin()->second.size(), op, ": ", name, " has ", list.size(),
+                " tensors, self has ", lists.begin()->second.size(), "; every list needs one per parameter\n",
+                opsErr(ErrCode::PARAM));
+    for (const at::Tensor& t : list) {
+      TORCH_CHECK(t.device() == first.device(), op, ": ", name, " holds a tensor on ", t.device(),
+                  ", the parameters are on ", first.device(), "; move every tensor to one NPU\n",
+                  opsErr(ErrCode::PARAM));
+    }
+  }
+}
+
+// grad_scale / found_inf, or the values that leave a step unchanged: a scale of 1, nothing found.
+std::pair<at::Tensor, at::Tensor> scaleAndFound(const char* op, const at::Tensor& first,
+                                                const std::optional<at::Tensor>& gradScale,
+                                                const std::optional<at::Tensor>& foundInf) {
+  auto options = first.options().dtype(at::kFloat);
+  for (const auto& [name, t] : {std::pair<const char*, const std::optional<at::Tensor>&>{"grad_scale", gradScale},
+                                {"found_inf", foundInf}}) {
+    if (!t.has_value() || !t->defined()) continue;
+    TORCH_CHECK(t->device() == first.device() && t->numel() == 1, op, ": ", name, " must be a 1-element tensor on ",
+                first.device(), ", got ", t->numel(), " elements on ", t->device(), "\n", opsErr(ErrCode::PARAM));
+  }
+  at::Tensor scale = gradScale.has_value() && gradScale->defined() ? *gradScale : at::ones({1}, options);
+  at::Tensor found = foundInf.has_value() && foundInf->defined() ? *foundInf : at::zeros({1}, options);
+  return {scale, found};
+}
+
+void fusedAdam(bool decoupled, at::TensorList self, at::TensorList grads, at::TensorList expAvgs,
+               at::TensorList expAvgSqs, at::TensorList maxExpAvgSqs, at::TensorList stateSteps, double lr,
+               double beta1, double beta2, double weightDecay, double eps, bool amsgrad, bool maximize,
+               const std::optional<at::Tensor>& gradScale, const std::optional<at::Tensor>& foundInf) {
+  const char* op = decoupled ? "_fused_adamw_" : "_fused_adam_";
+  if (self.empty()) return;
+  checkNpuFloating(op, "self", self[0]);
+  checkLists(op, {{"self", self}, {"grads", grads}, {"exp_avgs", expAvgs}, {"exp_avg_sqs", expAvgSqs},
+                  {"state_steps", stateSteps}}, self[0]);
+  if (amsgrad) checkLists(op, {{"self", self}, {"max_exp_avg_sqs", maxExpAvgSqs}}, self[0]);
+  auto [scale, found] = scaleAndFound(op, self[0], gradScale, foundInf);
+  const bool unscales = gradScale.has_value() && gradScale->defined();
+  for (size_t i = 0; i < self.size(); ++i) {
+    if (self[i].numel() == 0) continue;
+    const at::Tensor& maxExpAvgSq = amsgrad ? maxExpAvgSqs[i] : expAvgSqs[i];  // read only with amsgrad
+    std::vector<at::Tensor> r = eager::OpCommand()
+                                    .Name("npu::_npu_fused_adam_tensor_step")
+                                    .Input(self[i])
+                                    .Input(grads[i])
+                                    .Input(expAvgs[i])
+                                    .Input(expAvgSqs[i])
+                                    .Input(maxExpAvgSq)
+                                    .Input(stateSteps[i])
+                                    .Input(scale)
+                                    .Input(found)
+                                    .Attr("lr", lr)
+                                    .Attr("beta1", beta1)
+                                    .Attr("beta2", beta2)
+                                    .Attr("weight_decay", weightDecay)
+                                    .Attr("eps", eps)
+                                    .Attr("amsgrad", amsgrad)
+                                    .Attr("maximize", maximize)
+                                    .Attr("decoupled_weight_decay", decoupled)
+                                    .Run();
+    self[i].copy_(r[0]);
+    if (unscales) grads[i].copy_(r[1]);
+    expAvgs[i].copy_(r[2]);
+    expAvgSqs[i].copy_(r[3]);
+    if (amsgrad) maxExpAvgSqs[i].copy_(r[4]);
+  }
+}
+
+void fusedAdamL2(at::TensorList self, at::TensorList grads, at::TensorList expAvgs, at::TensorList expAvgSqs,
+                 at::TensorList maxExpAvgSqs, at::TensorList stateSteps, double lr, double beta1, double beta2,
+                 double weightDecay, double eps, bool amsgrad, bool maximize,
+                 const std::optional<at::Tensor>& gradScale, const std::optional<at::Tensor>& foundInf) {
+  fusedAdam(false, self, grads, expAvgs, expAvgSqs, maxExpAvgSqs, stateSteps, lr, beta1, beta2, weightDecay, eps,
+            amsgrad, maximize, gradScale, foundInf);
+}
+
+void fusedAdamW(at::TensorList self, at::TensorList grads, at::TensorList expAvgs, at::TensorList expAvgSqs,
+                at::TensorList maxExpAvgSqs, at::TensorList stateSteps, double lr, double beta1, double beta2,
+                double weightDecay, double eps, bool amsgrad, bool maximize,
+                const std::optional<at::Tensor>& gradScale, const std::optional<at::Tensor>& foundInf) {
+  fusedAdam(true, self, grads, expAvgs, expAvgSqs, maxExpAvgSqs, stateSteps, lr, beta1, beta2, weightDecay, eps,
+            amsgrad, maximize, gradScale, foundInf);
+}
+
+void fusedSgd(at::TensorList self, at::TensorList grads, at::TensorList momentumBuffers, double weightDecay,
+              double momentum, double lr, double dampening, bool nesterov, bool maximize, bool isFirstStep,
+              const std::optional<at::Tensor>& gradScale, const std::optional<at::Tensor>& foundInf) {
+  const char* op = "_fused_sgd_";
+  if (self.empty()) return;
+  checkNpuFloating(op, "self", self[0]);
+  const bool useMomentum = momentum != 0;
+  checkLists(op, {{"self", self}, {"grads", grads}}, self[0]);
+  if (useMomentum) checkLists(op, {{"self", self}, {"momentum_buffer_list", momentumBuffers}}, self[0]);
+  auto [scale, found] = scaleAndFound(op, self[0], gradScale, foundInf);
+  const bool unscales = gradScale.has_value() && gradScale->defined();
+  for (size_t i = 0; i < self.size(); ++i) {
+    if (self[i].numel() == 0) continue;
+    const at::Tensor& buffer = useMomentum ? momentumBuffers[i] : self[i];  // read only with momentum
+    std::vector<at::Tensor> r = eager::OpCommand()
+                                    .Name("npu::_npu_fused_sgd_tensor_step")
+                                    .Input(self[i])
+                                    .Input(grads[i])
+                                    .Input(buffer)
+                                    .Input(scale)
+                                    .Input(found)
+                                    .Attr("weight_decay", weightDecay)
+                                    .Attr("momentum", momentum)
+                                    .Attr("lr", lr)
+                                    .Attr("dampening", dampening)
+                                    .Attr("nesterov", nesterov)
+                                    .Attr("maximize", maximize)
+                                    .Attr("is_first_step", isFirstStep)
+                                    .Attr("use_momentum", useMomentum)
+                                    .Run();
+    self[i].copy_(r[0]);
+    if (unscales) grads[i].copy_(r[1]);
+    if (useMomentum) momentumBuffers[i].copy_(r[2]);
+  }
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_adam_", &fusedAdamL2);
+  m.impl("_fused_adamw_", &fusedAdamW);
+  m.impl("_fused_sgd_", &fusedSgd);
+}
+
+}  // namespace
+}  // namespace torch_npu::native
