@@ -100,6 +100,14 @@ def test_cube_matmul_basic_api(kernels, tmp_path, name):
     np.testing.assert_allclose(c.reshape(48, 32), a.astype(np.float64) @ bb.astype(np.float64), rtol=1e-4, atol=1e-4)
 
 
+def test_fixpipe_nd_num_splits_the_output(kernels, tmp_path):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((48, 64)).astype(np.float16), rng.standard_normal((64, 32)).astype(np.float16)
+    (c,), _ = run(kernels, tmp_path, "matmul_split_nd", 1, [a, b], [(48 * 32, np.float32)])
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.reshape(2, 48, 16), np.stack([want[:, :16], want[:, 16:]]), rtol=1e-4, atol=1e-4)
+
+
 def test_cube_l0b_needs_the_transposing_load(kernels, tmp_path):
     # A [k, n] B loaded into L0B without ifTranspose is wrong on a 910B, and so on the twin.
     rng = np.random.default_rng(3)

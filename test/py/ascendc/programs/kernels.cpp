@@ -179,7 +179,8 @@ extern "C" __global__ __aicore__ void cmp_select(GM_ADDR x, GM_ADDR y, GM_ADDR z
 // ---------------------------------------------------------------- cube: basic-API matmul
 // C[M, N] (fp32) = A[M, K] * B (fp16), B stored [K, N] (TRANS_B false) or [N, K] (true).
 // FLIP loads a [K, N] B without the transpose - the bug the twin used to hide.
-template <bool TRANS_B, bool FLIP = false>
+// SPLIT_ND writes C as two [M, N / 2] ND matrices one after the other (Fixpipe ndNum 2).
+template <bool TRANS_B, bool FLIP = false, bool SPLIT_ND = false>
 class KernelMatmul {
   static constexpr int32_t M = 48, K = 64, N = 32;
   static constexpr int32_t M1 = M / 16, K1 = K / 16, N1 = N / 16, FRAC = 256;
@@ -265,13 +266,13 @@ class KernelMatmul {
   __aicore__ inline void CopyOut() {
     LocalTensor<float> c1 = outQueueCO1.DeQue<float>();
     FixpipeParamsV220 p;
-    p.nSize = N;
+    p.nSize = SPLIT_ND ? N / 2 : N;
     p.mSize = M;
     p.srcStride = M;
-    p.dstStride = N;
-    p.ndNum = 1;
-    p.srcNdStride = 0;
-    p.dstNdStride = 0;
+    p.dstStride = SPLIT_ND ? N / 2 : N;
+    p.ndNum = SPLIT_ND ? 2 : 1;
+    p.srcNdStride = SPLIT_ND ? M1 * (N / 2 / 16) : 0;  // 1024-byte L0C fractals between the halves
+    p.dstNdStride = SPLIT_ND ? M * N / 2 : 0;
     Fixpipe(cGm, c1, p);
     outQueueCO1.FreeTensor(c1);
   }
@@ -293,6 +294,11 @@ extern "C" __global__ __cube__ void matmul_nn(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
 }
 extern "C" __global__ __cube__ void matmul_nt(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
   KernelMatmul<true> op;
+  op.Init(a, b, c);
+  op.Process();
+}
+extern "C" __global__ __cube__ void matmul_split_nd(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  KernelMatmul<false, false, true> op;
   op.Init(a, b, c);
   op.Process();
 }
@@ -468,6 +474,7 @@ static const std::map<std::string, Launcher>& Kernels() {
       {"cmp_select", [](auto& a, uint32_t d, aclrtStream s) { cmp_select<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_nn", [](auto& a, uint32_t d, aclrtStream s) { matmul_nn<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"matmul_split_nd", [](auto& a, uint32_t d, aclrtStream s) { matmul_split_nd<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_nn_flipped",
        [](auto& a, uint32_t d, aclrtStream s) { matmul_nn_flipped<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"mix_matmul_relu",
