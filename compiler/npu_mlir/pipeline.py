@@ -8,7 +8,12 @@ torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fuse
 Stage 7 first verifies that the host function computes nothing (ascend-verify-host): every op
 left outside a kernel is an error, never a silent host computation.
 
-The sim target compiles linalg itself (targets/ascend/sim.py) and does not run stages 3-9.
+The eager compile worker runs stages 2-8 and builds each tiled kernel twice (targets/ascend/
+launch_list.py): the sim target's .so the runtime launches (block_dim from the tiling record) and
+AscendC + ACL source; the host function becomes the record's launch list. A call the pipeline
+cannot take yet is still built by the sim target straight from linalg (targets/ascend/sim.py),
+with the refusal as its reason; eager_stats() counts both per op and bench/bench_pipeline.py
+measures the share, so the remaining gap is visible.
 
 Each stage is a function from the shared `PipelineOptions` to pipeline elements (pass names as
 npu-opt knows them), so `pipeline_text(options)` reproduces any compile with `npu-opt`.
