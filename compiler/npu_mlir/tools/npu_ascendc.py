@@ -132,15 +132,16 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()[:16]
 
 
-def twin_include_dir() -> Path:
-    """A copy of the twin with kernel_operator.h precompiled, cached by the headers' content."""
+def twin_include_dir(flags: tuple[str, ...] = CXXFLAGS) -> Path:
+    """A copy of the twin with kernel_operator.h precompiled for `flags` (a build must use the same
+    flags for g++ to take the precompiled header), cached by the flags and the headers' content."""
     headers = sorted(p for p in TWIN.rglob("*.h"))
-    key = _digest(" ".join(CXXFLAGS).encode(), *(h.read_bytes() for h in headers))
+    key = _digest(" ".join(flags).encode(), *(h.read_bytes() for h in headers))
     cached = Path(tempfile.gettempdir()) / f"npu_ascendc_twin_{key}"
     if not (cached / "kernel_operator.h.gch").exists():
         staging = Path(tempfile.mkdtemp(prefix="npu_ascendc_twin_"))
         shutil.copytree(TWIN, staging, dirs_exist_ok=True)
-        subprocess.run(["g++", *CXXFLAGS, "-x", "c++-header", str(staging / "kernel_operator.h"),
+        subprocess.run(["g++", *flags, "-x", "c++-header", str(staging / "kernel_operator.h"),
                         "-o", str(staging / "kernel_operator.h.gch")], check=True, capture_output=True)
         try:
             os.replace(staging, cached)

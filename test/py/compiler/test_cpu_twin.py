@@ -7,11 +7,8 @@ as CANN's CPU debug mode does) and compares the outputs with numpy.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -23,32 +20,16 @@ from npu_mlir.dialects.ascend import load_ascend
 from npu_mlir.dialects.ascend.kernel_ops import LAUNCH_TYPE_RUNS
 from npu_mlir.passes import plan_memory, tile
 from npu_mlir.targets.ascend import ascendc
+from npu_mlir.tools import npu_ascendc
 
-TWIN = Path(npu_mlir.__file__).parent / "targets" / "ascend" / "cpu_twin"
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to build the CPU twin")
 # One flag set for every build, so the precompiled twin header below applies to all of them.
 CXXFLAGS = ["-std=c++17", "-O1", "-pthread", "-DASCENDC_CPU_DEBUG"]
 
 
 def twin_include_dir() -> Path:
-    """A copy of the twin with kernel_operator.h precompiled (halves each kernel's compile time).
-
-    Cached in the temp dir by the headers' content hash; built once, published atomically.
-    """
-    digest = hashlib.sha256(" ".join(CXXFLAGS).encode())
-    for header in sorted(TWIN.rglob("*.h")):
-        digest.update(header.read_bytes())
-    cached = Path(tempfile.gettempdir()) / f"npu_cpu_twin_{digest.hexdigest()[:16]}"
-    if not (cached / "kernel_operator.h.gch").exists():
-        staging = Path(tempfile.mkdtemp(prefix="npu_cpu_twin_"))
-        shutil.copytree(TWIN, staging, dirs_exist_ok=True)
-        subprocess.run(["g++", *CXXFLAGS, "-x", "c++-header", str(staging / "kernel_operator.h"),
-                        "-o", str(staging / "kernel_operator.h.gch")], check=True, capture_output=True)
-        try:
-            os.replace(staging, cached)
-        except OSError:  # another process published it first
-            shutil.rmtree(staging, ignore_errors=True)
-    return cached
+    """The twin with kernel_operator.h precompiled for CXXFLAGS (halves each kernel's compile time)."""
+    return npu_ascendc.twin_include_dir(tuple(CXXFLAGS))
 
 _NP = {"float": np.float32, "half": np.float16, "int32_t": np.int32}
 
