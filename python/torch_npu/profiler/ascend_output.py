@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from torch_npu.profiler.trace_tables import TraceTables
+from torch_npu.profiler.experimental_config import AiCMetrics
+from torch_npu.profiler.modeled_time import modeled_kernels
+from torch_npu.profiler.trace_tables import PIPE_COLUMNS, TraceTables
 
 __all__ = ["write_ascend_pt", "result_dir_name"]
 
@@ -37,6 +39,8 @@ KERNEL_HEADERS = ["Device_id", "Model ID", "Task ID", "Stream ID", "Name", "Type
                   "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types",
                   "Output Formats", "Context ID"]
 STEP_ID_HEADER = "Step Id"
+# Beyond torch_npu: the kernel's time on a real 910B1 as modeled_time.py estimates it.
+MODELED_HEADER = "Modeled 910B Duration(us)"
 OP_STATISTIC_HEADERS = ["Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)",
                         "Avg Time(us)", "Max Time(us)", "Ratio(%)"]
 STEP_TRACE_HEADERS = ["Device_id", "Step", "Computing", "Communication(Not Overlapped)", "Overlapped",
@@ -107,13 +111,18 @@ def write_ascend_pt(prof: Any, dir_name: str, worker_name: str | None = None) ->
     out.mkdir(parents=True, exist_ok=False)
     end_ns = time.time_ns()
     trace = _chrome_trace(prof)
-    with (out / "trace_view.json").open("w", encoding="utf-8") as f:
-        json.dump(trace.get("traceEvents", []), f)
     tables = TraceTables(trace)
+    tables.models = modeled_kernels(tables.kernel_symbols())
+    with (out / "trace_view.json").open("w", encoding="utf-8") as f:
+        json.dump(trace.get("traceEvents", []) + tables.modeled_lane_events(), f)
     with_step = bool(tables.steps)
+    config = getattr(prof, "npu_experimental_config", None)
+    pipes = config is not None and config.as_dict()["_aic_metrics"] == AiCMetrics.PipeUtilization
     _write_csv(out / "operator_details.csv", OPERATOR_HEADERS, tables.operator_rows())
-    _write_csv(out / "kernel_details.csv", ([STEP_ID_HEADER] if with_step else []) + KERNEL_HEADERS,
-               tables.kernel_rows(with_step))
+    kernel_headers = ([STEP_ID_HEADER] if with_step else []) + KERNEL_HEADERS + [MODELED_HEADER]
+    if pipes:
+        kernel_headers += [column for column, _, _ in PIPE_COLUMNS]
+    _write_csv(out / "kernel_details.csv", kernel_headers, tables.kernel_rows(with_step, pipes))
     _write_csv(out / "op_statistic.csv", OP_STATISTIC_HEADERS, tables.op_statistic_rows())
     _write_csv(out / "step_trace_time.csv", STEP_TRACE_HEADERS, tables.step_time_rows())
     if prof.profile_memory:

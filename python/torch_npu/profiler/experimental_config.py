@@ -2,8 +2,10 @@
 
 The names and string values are torch_npu's, so existing scripts and their
 profiler_info.json read the same. What the simulated device cannot collect is said
-plainly: a metric or host-system source it has no data for is refused by the
+plainly: a metric or host-system source it has no data for is left out of the
 ``supported_*`` functions and warned about, never filled with made-up numbers.
+AiCMetrics.PipeUtilization reports the pipe shares of the modeled 910B time
+(profiler/modeled_time.py), not hardware counters.
 """
 
 from __future__ import annotations
@@ -67,8 +69,8 @@ def supported_profiler_level() -> set[str]:
 
 
 def supported_ai_core_metrics() -> set[str]:
-    """Return the AI-core metric groups this build reports: none yet (the simulator has no counters)."""
-    return {AiCMetrics.AiCoreNone}
+    """Return the AI-core metric groups this build reports: PipeUtilization, as modeled 910B pipe shares."""
+    return {AiCMetrics.AiCoreNone, AiCMetrics.PipeUtilization}
 
 
 def supported_export_type() -> set[str]:

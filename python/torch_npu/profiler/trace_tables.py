@@ -15,6 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from torch_npu.profiler.modeled_time import KernelModelTime
+
 __all__ = ["TraceTables"]
 
 # Categories the plug-in gives npu tasks.
@@ -25,6 +27,12 @@ PRIVATEUSE1_DEVICE_TYPE = 20
 NO_MODEL_ID = 4294967295
 COMPUTE_TASK_TYPES = frozenset({"AI_CORE", "HOST_FUNC"})
 MB = 1024.0 * 1024.0
+# The trace lane of a stream's modeled 910B times: tid = this + stream index, on the device's pid.
+MODELED_LANE_BASE = 1000
+# AiCMetrics.PipeUtilization columns the model fills: (column, core type, pipe).
+PIPE_COLUMNS = (("aic_mac_ratio", "aic", "cube"), ("aic_mte2_ratio", "aic", "mte2"),
+                ("aic_fixpipe_ratio", "aic", "mte3"), ("aiv_vec_ratio", "aiv", "vector"),
+                ("aiv_mte2_ratio", "aiv", "mte2"), ("aiv_mte3_ratio", "aiv", "mte3"))
 
 
 @dataclass
@@ -55,7 +63,8 @@ def _us(value: float) -> float:
 class TraceTables:
     """Rows of torch_npu's CSV files, from a Kineto chrome trace (the parsed JSON object)."""
 
-    def __init__(self, trace: dict[str, Any]) -> None:
+    def __init__(self, trace: dict[str, Any], models: dict[str, KernelModelTime] | None = None) -> None:
+        self.models = models or {}
         self.base_us = int(trace.get("baseTimeNanoseconds", 0)) / 1000.0
         events = trace.get("traceEvents", [])
         self.tasks = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in DEVICE_TASK_CATEGORIES),
@@ -116,8 +125,11 @@ class TraceTables:
         return best
 
     # ------------------------------------------------------------------ tables
-    def kernel_rows(self, with_step: bool) -> list[list[Any]]:
-        """kernel_details.csv: one row per npu task."""
+    def kernel_symbols(self) -> set[str]:
+        return {t["name"] for t in self.tasks if t["args"].get("task type") == "AI_CORE"}
+
+    def kernel_rows(self, with_step: bool, pipe_utilization: bool) -> list[list[Any]]:
+        """kernel_details.csv: one row per npu task, then its modeled 910B time (and pipe shares)."""
         rows = []
         last_end: dict[tuple[int, int], float] = {}
         task_ids: dict[tuple[int, int], int] = defaultdict(int)
@@ -135,8 +147,32 @@ class TraceTables:
                    args.get("task type", "N/A"), f"{_us(start + self.base_us)}\t", _us(dur), _us(wait),
                    args.get("block dim", 0), 0, "NO", _shape_text(shapes), _list_text(dtypes), "N/A", "N/A", "N/A",
                    "N/A", "N/A"]
+            model = self.models.get(task["name"]) if args.get("task type") == "AI_CORE" else None
+            row.append(round(model.us, 4) if model is not None else "N/A")
+            if pipe_utilization:
+                cores = "aiv" if model is not None and model.core_type == "aiv" else "aic"  # mix: cube + vector
+                row.extend(round(model.share(pipe), 4) if model is not None and core == cores else "N/A"
+                           for _, core, pipe in PIPE_COLUMNS)
             rows.append(([self._task_step(task)] if with_step else []) + row)
         return rows
+
+    def modeled_lane_events(self) -> list[dict[str, Any]]:
+        """Trace events of each kernel's modeled 910B time, on a lane beside its stream's."""
+        events, lanes = [], set()
+        for task in self.tasks:
+            model = self.models.get(task["name"])
+            if model is None or task["args"].get("task type") != "AI_CORE":
+                continue
+            lane = (task["pid"], MODELED_LANE_BASE + int(task["args"].get("stream", 0)))
+            lanes.add(lane)
+            events.append({"ph": "X", "cat": "modeled_910b", "name": task["name"], "pid": lane[0], "tid": lane[1],
+                           "ts": task["ts"], "dur": round(model.us, 4),
+                           "args": {"simulated duration (us)": task.get("dur", 0),
+                                    **{f"{p} (us)": round(t, 4) for p, t in model.pipes.items()}}})
+        for pid, tid in sorted(lanes):
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                           "args": {"name": f"Stream {tid - MODELED_LANE_BASE} (modeled 910B)"}})
+        return events
 
     def task_type(self, task: dict[str, Any]) -> str:
         """The "Type" column: the host op that launched the task, else its task type."""

@@ -23,7 +23,7 @@ HEADERS = {
     "kernel_details.csv": "Step Id,Device_id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,"
                           "Start Time(us),Duration(us),Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,"
                           "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
-                          "Output Formats,Context ID",
+                          "Output Formats,Context ID,Modeled 910B Duration(us)",
     "op_statistic.csv": "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),"
                         "Ratio(%)",
     "step_trace_time.csv": "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,"
@@ -86,6 +86,7 @@ def test_public_names_match_torch_npu():
     assert tp.supported_activities() == {tp.ProfilerActivity.CPU, tp.ProfilerActivity.NPU}
     assert tp.supported_profiler_level() == {"Level_none", "Level0", "Level1", "Level2"}
     assert tp.supported_export_type() == {tp.ExportType.Text}
+    assert tp.supported_ai_core_metrics() == {tp.AiCMetrics.AiCoreNone, tp.AiCMetrics.PipeUtilization}
     assert tp.AiCMetrics.PipeUtilization == "ACL_AICORE_PIPE_UTILIZATION"
     assert torch_npu.profiler is tp
 
@@ -185,7 +186,7 @@ def test_bad_input_raises_with_error_codes():
     with pytest.raises(ValueError, match="ERR04001"):
         tp.profile(use_cuda=True)
     with pytest.warns(UserWarning, match="no hardware counters for aic_metrics"):
-        tp._ExperimentalConfig(aic_metrics=tp.AiCMetrics.PipeUtilization)
+        tp._ExperimentalConfig(aic_metrics=tp.AiCMetrics.MemoryL0)
 
 
 def test_dynamic_profile_starts_when_the_config_changes(model, tmp_path):
@@ -207,3 +208,34 @@ def test_dynamic_profile_starts_when_the_config_changes(model, tmp_path):
     assert len(dirs) == 1
     kernels = rows(out / dirs[0] / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv")
     assert any(k["Accelerator Core"] == "AI_CORE" for k in kernels)
+
+
+def test_kernels_carry_modeled_910b_time_and_pipe_shares(model, tmp_path):
+    net, opt, x = model
+    config = tp._ExperimentalConfig(profiler_level=tp.ProfilerLevel.Level1, aic_metrics=tp.AiCMetrics.PipeUtilization)
+    with tp.profile(on_trace_ready=tp.tensorboard_trace_handler(str(tmp_path)), experimental_config=config):
+        step(net, opt, x)
+    out = next(tmp_path.glob("*_ascend_pt")) / "ASCEND_PROFILER_OUTPUT"
+    kernels = [k for k in rows(out / "kernel_details.csv") if k["Accelerator Core"] == "AI_CORE"]
+    assert kernels and all(float(k["Modeled 910B Duration(us)"]) > 0 for k in kernels)
+    cube = [k for k in kernels if k["aic_mac_ratio"] != "N/A"]
+    assert cube and all(0 < float(k["aic_mac_ratio"]) <= 1 for k in cube)  # the Linear layers' matmuls
+    vector = [k for k in kernels if k["aiv_mte2_ratio"] != "N/A"]
+    assert vector and all(max(float(k[c]) for c in ("aiv_vec_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio")) <= 1
+                          for k in vector)
+    lane = [e for e in check(load(out / "trace_view.json")) if e.get("cat") == "modeled_910b"]
+    assert len(lane) == len(kernels) and all(e["tid"] == 1000 + int(k["Stream ID"]) for e, k in zip(lane, kernels))
+
+
+def test_modeled_time_against_published_910b_figures():
+    from torch_npu.profiler.modeled_time import model_kernel
+
+    # 8192^3 fp16 matmul: 910B's published fp16 cube peak is ~313 TFLOPS (~3.5 ms).
+    matmul = model_kernel('"ascend.matmul"\n}) {block_dim = 24 : i64, core_type = "aic", function_type = '
+                          "(tensor<8192x8192xf16>, tensor<8192x8192xf16>) -> tensor<8192x8192xf16>, tiling = "
+                          '{k = 8192 : i64, kind = "matmul", m = 8192 : i64, n = 8192 : i64}}')
+    assert 0.5 < matmul.us / (2 * 8192**3 / 313e12 * 1e6) < 2
+    # 64M-element fp32 add: bandwidth bound, 768 MB through ~1.6 TB/s of HBM (~480 us).
+    add = model_kernel('"ascend.binary"\n}) {block_dim = 48 : i64, core_type = "aiv", function_type = '
+                       "(tensor<67108864xf32>, tensor<67108864xf32>) -> tensor<67108864xf32>}")
+    assert 0.5 < add.us / (3 * 4 * 2**26 / 1.6e12 * 1e6) < 2
