@@ -7,6 +7,11 @@ microseconds per op:
   cpu+npu      ProfilerActivity.CPU and NPU: adds the runtime records and the Kineto plug-in
 and, for scale, torch on the CPU. The plug-in's own cost is cpu+npu minus cpu. Each
 figure is the best of several interleaved rounds (the machine is shared).
+
+Then the modeled 910B time (torch_npu/profiler/modeled_time.py) of a large fp16 matmul and
+a bandwidth-bound fp32 add against the time the 910B's published peaks give (fp16 cube
+~313 TFLOPS, HBM2e ~1.6 TB/s; the model itself uses the HBM figure, so the add's ratio
+checks only that its per-core pipes do not bind first).
 """
 
 from __future__ import annotations
@@ -56,5 +61,22 @@ def main() -> None:
           f"(plug-in and records: +{best['cpu+npu'] - best['cpu']:.2f} us/op)")
 
 
+def modeled_vs_published() -> None:
+    from torch_npu.profiler.modeled_time import model_kernel
+
+    n, elems = 8192, 2**26
+    matmul = model_kernel('"ascend.matmul"\n}) {block_dim = 24 : i64, core_type = "aic", function_type = '
+                          f"(tensor<{n}x{n}xf16>, tensor<{n}x{n}xf16>) -> tensor<{n}x{n}xf16>, tiling = "
+                          f'{{k = {n} : i64, kind = "matmul", m = {n} : i64, n = {n} : i64}}}}')
+    add = model_kernel('"ascend.binary"\n}) {block_dim = 48 : i64, core_type = "aiv", function_type = '
+                       f"(tensor<{elems}xf32>, tensor<{elems}xf32>) -> tensor<{elems}xf32>}}")
+    published_mm = 2 * n**3 / 313e12 * 1e6
+    published_add = 3 * 4 * elems / 1.6e12 * 1e6
+    print(f"modeled 910B: {n}^3 fp16 matmul {matmul.us:.0f} us vs published-peak {published_mm:.0f} us "
+          f"({matmul.us / published_mm:.2f}x); 64M fp32 add {add.us:.0f} us vs {published_add:.0f} us "
+          f"({add.us / published_add:.2f}x)")
+
+
 if __name__ == "__main__":
     main()
+    modeled_vs_published()
