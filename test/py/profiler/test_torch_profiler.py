@@ -154,3 +154,14 @@ def test_gzipped_trace_has_flows_below_2_pow_53(warm, tmp_path):
     assert flows and all(e["id"] < 2**53 for e in flows)
     metadata = json.dumps([e for e in events if e.get("ph") == "M"])
     assert "NPU 0" in metadata and "Stream 0" in metadata
+
+
+def test_memory_timeline_of_the_npu_device(warm, tmp_path):
+    model, opt, x = warm
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.NPU], profile_memory=True,
+                 record_shapes=True, with_stack=True) as prof:
+        train_step(model, opt, x)
+    prof.export_memory_timeline(str(tmp_path / "memory.json"), device="npu:0")
+    times, sizes = json.loads((tmp_path / "memory.json").read_text())
+    assert len(times) > 1 and len(sizes) == len(times)
+    assert max(sum(row) for row in sizes) > 0  # bytes in use, by category, while the step ran
