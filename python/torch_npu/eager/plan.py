@@ -28,6 +28,7 @@ from torch_npu.eager.batch_norm import RETRACED as BATCH_NORM_RETRACES
 from torch_npu.eager.custom_ops import reference as custom_reference
 from torch_npu.eager.formats import INTERNAL_FORMATS, contiguous_strides, storage_shape
 from torch_npu.eager.kernel_build import materialize, resolve_op
+from torch_npu.eager.scaled_pointwise import RETRACED as SCALED_POINTWISE_RETRACES
 
 DTYPE_NAMES = {"Float": torch.float32, "Half": torch.float16, "BFloat16": torch.bfloat16, "Double": torch.float64,
                "Long": torch.int64, "Int": torch.int32, "Short": torch.int16, "Char": torch.int8,
@@ -47,7 +48,7 @@ UNSTATED_WRITES = {
                                 lambda args: args[5] is True and args[3] is not None and args[4] is not None),
 }
 # Retraces that take a 0-d tensor for each float argument (so those become kernel parameters).
-PARAMETER_RETRACES = frozenset(BATCH_NORM_RETRACES)
+PARAMETER_RETRACES = frozenset(BATCH_NORM_RETRACES) | frozenset(SCALED_POINTWISE_RETRACES)
 
 
 class PlanError(ValueError):

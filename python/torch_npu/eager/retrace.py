@@ -153,12 +153,16 @@ else:  # a compile worker imports these modules top-level (kernel_build.py)
     from batch_norm import RETRACED as _BATCH_NORM
 RETRACED.update(_BATCH_NORM)
 
-# Convolutions as GEMMs and scatter-free pooling backwards: every stride / padding / dilation / groups.
+# Convolutions as GEMMs and scatter-free pooling backwards: every stride / padding / dilation / groups;
+# addcdiv/addcmul taking `value` as a kernel parameter.
 if __package__:
     from torch_npu.eager.conv_gemm import RETRACED as _CONVOLUTION
     from torch_npu.eager.pooling import RETRACED as _POOLING
+    from torch_npu.eager.scaled_pointwise import RETRACED as _SCALED_POINTWISE
 else:
     from conv_gemm import RETRACED as _CONVOLUTION
     from pooling import RETRACED as _POOLING
+    from scaled_pointwise import RETRACED as _SCALED_POINTWISE
 RETRACED.update(_CONVOLUTION)
 RETRACED.update(_POOLING)
+RETRACED.update(_SCALED_POINTWISE)  # value as a kernel parameter (plan.PARAMETER_RETRACES)
