@@ -18,11 +18,11 @@ namespace twin {
 // The local memory of the calling thread's core, created on first use.
 inline Space& CoreSpace(TwinSpace s) {
   static thread_local std::array<Space*, static_cast<size_t>(TwinSpace::COUNT)> cache{};
-  static thread_local Core* owner = nullptr;
+  static thread_local uint64_t owner = 0;
   Core& c = CurrentCore();
-  if (owner != &c) {
+  if (owner != c.id) {
     cache = {};
-    owner = &c;
+    owner = c.id;
   }
   Space*& slot = cache[static_cast<size_t>(s)];
   if (slot == nullptr) {

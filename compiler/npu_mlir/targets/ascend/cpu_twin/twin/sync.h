@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -87,7 +88,13 @@ struct GmAccess {
   const char* op;
 };
 
+inline uint64_t NextCoreId() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
+
 struct Core {
+  uint64_t id = NextCoreId();  // identifies this core state to per-thread caches (addresses get reused)
   std::array<Clock, PIPES> clock{};            // clock[p][q]: q's ops p is ordered after
   std::array<std::array<Clock, 8>, PIPES * PIPES> flags{};  // SetFlag snapshots [src*PIPES+dst][event]
   std::array<std::array<bool, 8>, PIPES * PIPES> flagSet{};
