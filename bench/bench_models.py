@@ -1,0 +1,215 @@
+"""Real models from the libraries people use, trained on npu and on the CPU in one process.
+
+Models (random init, small configs): Hugging Face transformers Llama and GPT-2 causal LMs,
+torchvision ResNet-18, timm ViT. Each trains STEPS AdamW steps from the same weights on npu and on
+the CPU; per model the bench prints the largest relative error (norm) of a parameter gradient
+after the first backward, the loss of each step on both devices and their largest difference,
+the eval-mode loss after training (batch norm uses its running statistics there), the ops that ran on the CPU fallback (there should be none), and the first-step and
+steady-state (median of the steps after the second) step time of npu eager against torch CPU eager
+on the same threads.
+
+The libraries are bench-only: on first use they are installed with `pip install --no-deps` into
+a scratch folder (TORCH_NPU_BENCH_LIBS, default ~/.cache/torch_npu/bench_libs/<pins hash>), never
+into the project's environment, and next to the installed torch (no second torch). torchvision's
+wheel carries custom ops built against another torch; the models need none of them, so its
+`_meta_registrations` module (which registers those ops' meta kernels) is stubbed before import.
+
+Usage: python bench/bench_models.py [model ...] [--profile]
+    model       any of llama, gpt2, resnet18, vit (default: all)
+    --profile   also print, per model, the aten ops taking the most npu time in one steady step
+                (each op timed synchronously, so the total exceeds the step time)
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+import types
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import torch_npu  # noqa: F401
+
+STEPS = int(os.environ.get("BENCH_MODELS_STEPS", "6"))
+LR = 1e-4  # small enough that a few steps on one batch do not drive the loss to ~0 (where rounding dominates)
+GRAD_RTOL = 1e-3  # float32 gradients of one backward: summation order differs between the devices
+# Losses after several AdamW steps (which normalise each gradient element, so rounding differences in
+# near-zero elements grow), relative to max(|cpu loss|, LOSS_FLOOR): near-zero losses compare absolutely.
+LOSS_RTOL, LOSS_FLOOR = 1e-2, 0.1
+# The minimal set the model classes import (transformers pulls in the hub client at import time).
+PINS = ("transformers==5.24.0", "huggingface-hub==2.4.0", "httpx2==2.16.2", "httpcore2==2.16.2", "h11==0.16.0",
+        "idna==3.20", "truststore==0.10.5", "safetensors==0.8.0", "tqdm==4.70.1", "pyyaml==6.0.4",
+        "regex==2026.11.19", "torchvision==0.28.0", "pillow==13.0.0", "timm==1.0.31")
+
+
+def library_dir() -> Path:
+    default = Path.home() / ".cache" / "torch_npu" / "bench_libs" / hashlib.sha256(" ".join(PINS).encode()).hexdigest()[:12]
+    target = Path(os.environ.get("TORCH_NPU_BENCH_LIBS", str(default)))
+    if not (target / ".complete").exists():
+        print(f"installing the model libraries into {target} (once)", flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+                        *PINS], check=True)
+        (target / ".complete").touch()
+    return target
+
+
+def import_libraries() -> None:
+    sys.path.insert(0, str(library_dir()))
+    sys.modules["torchvision._meta_registrations"] = types.ModuleType("torchvision._meta_registrations")
+
+
+Batch = tuple[torch.Tensor, torch.Tensor]
+LossFn = Callable[[torch.nn.Module, Batch], torch.Tensor]
+
+
+def llama() -> tuple[torch.nn.Module, Batch, LossFn]:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=512, hidden_size=128, intermediate_size=344, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    tokens = torch.randint(0, config.vocab_size, (2, 64))
+    return LlamaForCausalLM(config), (tokens, tokens), lambda m, b: m(input_ids=b[0], labels=b[1]).loss
+
+
+def gpt2() -> tuple[torch.nn.Module, Batch, LossFn]:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=512, n_positions=128, n_embd=128, n_layer=2, n_head=4, resid_pdrop=0.0,
+                        embd_pdrop=0.0, attn_pdrop=0.0)
+    tokens = torch.randint(0, config.vocab_size, (2, 64))
+    return GPT2LMHeadModel(config), (tokens, tokens), lambda m, b: m(input_ids=b[0], labels=b[1]).loss
+
+
+def classify(m: torch.nn.Module, b: Batch) -> torch.Tensor:
+    return torch.nn.functional.cross_entropy(m(b[0]), b[1])
+
+
+def resnet18() -> tuple[torch.nn.Module, Batch, LossFn]:
+    from torchvision.models import resnet18 as build
+
+    return build(num_classes=10), (torch.randn(4, 3, 32, 32), torch.randint(0, 10, (4,))), classify
+
+
+def vit() -> tuple[torch.nn.Module, Batch, LossFn]:
+    import timm
+
+    model = timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=32, patch_size=4, depth=4,
+                              num_classes=10)
+    return model, (torch.randn(4, 3, 32, 32), torch.randint(0, 10, (4,))), classify
+
+
+MODELS = {"llama": llama, "gpt2": gpt2, "resnet18": resnet18, "vit": vit}
+
+
+def train(model: torch.nn.Module, batch: Batch, loss_fn: LossFn,
+          device: str) -> tuple[list[float], list[float], list[torch.Tensor]]:
+    """Losses and wall times (ms) of STEPS AdamW steps (each ends in a synchronizing .item()), and
+    the gradients of the first backward (copied to the CPU after the timed steps)."""
+    model = model.to(device).train()
+    batch = tuple(t.to(device) for t in batch)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
+    losses, times, first_grads = [], [], []
+    for step in range(STEPS):
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        loss = loss_fn(model, batch)
+        loss.backward()
+        if step == 0:
+            first_grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+        optimizer.step()
+        losses.append(loss.item())
+        times.append((time.perf_counter() - start) * 1e3)
+    return losses, times, [g.cpu() for g in first_grads]
+
+
+def eval_loss(model: torch.nn.Module, batch: Batch, loss_fn: LossFn, device: str) -> float:
+    with torch.no_grad():
+        return loss_fn(model.eval(), tuple(t.to(device) for t in batch)).item()
+
+
+class OpTimer(TorchDispatchMode):
+    """Synchronous npu time per aten op (a profile, not a step time: every op waits for the stream)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ms: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        torch.npu.synchronize()
+        start = time.perf_counter()
+        out = func(*args, **(kwargs or {}))
+        torch.npu.synchronize()
+        self.ms[str(func)] += (time.perf_counter() - start) * 1e3
+        self.calls[str(func)] += 1
+        return out
+
+
+def profile(model: torch.nn.Module, batch: Batch, loss_fn: LossFn) -> None:
+    model = model.train()
+    batch = tuple(t.to("npu") for t in batch)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
+    timer = OpTimer()
+    with timer:
+        optimizer.zero_grad()
+        loss_fn(model, batch).backward()
+        optimizer.step()
+    total = sum(timer.ms.values())
+    print(f"  profile: {total:.1f} ms in {sum(timer.calls.values())} op calls; top ops:")
+    for name, ms in sorted(timer.ms.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"    {ms:8.2f} ms {100 * ms / total:5.1f}%  {timer.calls[name]:4d} calls  {name}")
+
+
+def bench(name: str, with_profile: bool) -> bool:
+    torch.manual_seed(0)
+    model, batch, loss_fn = MODELS[name]()
+    npu_model = copy.deepcopy(model)
+    cpu_losses, cpu_ms, cpu_grads = train(model, batch, loss_fn, "cpu")
+    torch.npu.reset_eager_stats()
+    npu_losses, npu_ms, npu_grads = train(npu_model, batch, loss_fn, "npu")
+    fallbacks = {op: row["fallback"] for op, row in torch.npu.eager_stats().items() if row["fallback"]}
+    grad_err = max((n - c).norm().item() / max(c.norm().item(), 1e-12) for n, c in zip(npu_grads, cpu_grads))
+    diff = lambda a, b: abs(a - b) / max(abs(b), LOSS_FLOOR)
+    worst = max(diff(a, b) for a, b in zip(npu_losses, cpu_losses))
+    cpu_eval, npu_eval = eval_loss(model, batch, loss_fn, "cpu"), eval_loss(npu_model, batch, loss_fn, "npu")
+    eval_diff = diff(npu_eval, cpu_eval)
+    steady_cpu, steady_npu = statistics.median(cpu_ms[2:]), statistics.median(npu_ms[2:])
+    ok = grad_err <= GRAD_RTOL and worst <= LOSS_RTOL and eval_diff <= LOSS_RTOL
+    print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, {STEPS} AdamW steps, "
+          f"{torch.get_num_threads()} CPU threads")
+    print(f"  first-step gradients: max relative error {grad_err:.1e} over {len(cpu_grads)} parameters")
+    print(f"  train loss npu {' '.join(f'{x:.4f}' for x in npu_losses)}")
+    print(f"  train loss cpu {' '.join(f'{x:.4f}' for x in cpu_losses)}   max diff {worst:.1e}")
+    print(f"  eval loss  npu {npu_eval:.4f}  cpu {cpu_eval:.4f}   diff {eval_diff:.1e}   "
+          f"parity {'ok' if ok else 'MISMATCH'}")
+    print(f"  fallback ops: {', '.join(f'{op} x{n}' for op, n in sorted(fallbacks.items())) or 'none'}")
+    print(f"  first step  npu {npu_ms[0]:9.1f} ms  cpu {cpu_ms[0]:8.1f} ms")
+    print(f"  steady step npu {steady_npu:9.1f} ms  cpu {steady_cpu:8.1f} ms   ratio npu/cpu {steady_npu / steady_cpu:5.2f}x")
+    if with_profile:
+        profile(npu_model, batch, loss_fn)
+    return ok and not fallbacks
+
+
+def main(argv: list[str]) -> int:
+    names = [a for a in argv if not a.startswith("--")] or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        print(f"unknown model(s) {unknown}; choose from {list(MODELS)}", file=sys.stderr)
+        return 2
+    import_libraries()
+    results = {name: bench(name, "--profile" in argv) for name in names}
+    print("summary: " + ", ".join(f"{n} {'ok' if r else 'NOT OK'}" for n, r in results.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
