@@ -56,7 +56,6 @@ struct Launch {
     uint32_t toAic[2][16] = {};
   };
   std::vector<Group> groups;
-  std::mutex gmMu;  // GM atomics
   bool partial = false;  // one block of a launch (RunBlock): SyncAll cannot see the others
 };
 inline thread_local Launch* launch = nullptr;
@@ -66,7 +65,8 @@ inline thread_local Launch::Group soloGroup;
 enum class AtomicMode { None, Add, Max, Min };
 inline thread_local AtomicMode atomic = AtomicMode::None;
 
-inline std::mutex& SoloGmMutex() {
+// One lock for every GM atomic of the process: the cores of all launches share global memory.
+inline std::mutex& GmMutex() {
   static std::mutex mu;
   return mu;
 }
@@ -78,7 +78,7 @@ inline void GmStore(T* dst, const T* src, uint64_t n) {
     std::memmove(dst, src, n * sizeof(T));
     return;
   }
-  std::lock_guard<std::mutex> lock(launch ? launch->gmMu : SoloGmMutex());
+  std::lock_guard<std::mutex> lock(GmMutex());
   for (uint64_t i = 0; i < n; ++i) {
     float a = static_cast<float>(dst[i]), b = static_cast<float>(src[i]);
     float v = atomic == AtomicMode::Add ? a + b : atomic == AtomicMode::Max ? std::max(a, b) : std::min(a, b);
@@ -215,7 +215,7 @@ inline void CrossCoreWaitFlag(uint16_t flagId, TwinLoc loc = {}) {
 // printf on the device: printed by the host, prefixed with the core that printed it.
 template <typename... Args>
 inline void printf(const char* fmt, Args... args) {
-  std::lock_guard<std::mutex> lock(twin::SoloGmMutex());
+  std::lock_guard<std::mutex> lock(twin::GmMutex());
   std::fprintf(stdout, "[%s %lld] ", twin::block.core == twin::CoreType::AIC ? "AIC" : "AIV",
                static_cast<long long>(twin::block.idx));
   if constexpr (sizeof...(Args) == 0) {
