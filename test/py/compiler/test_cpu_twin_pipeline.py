@@ -123,6 +123,9 @@ CASES = {
     "linear_f32": (lambda x, w: torch.nn.functional.linear(x, w), [torch.randn(50, 70), torch.randn(40, 70)], 1e-4),
     # fp32 with a transposed A (a weight gradient's shape): LoadDataWithTranspose into L0A.
     "matmul_t_a_f32": (lambda a, b: a.t() @ b, [torch.randn(64, 50), torch.randn(64, 30)], 1e-4),
+    # The high-level math APIs PIPE's emitter calls (lib/math: Tan, Sinh, Atan, ...).
+    "trig_hyperbolic": (lambda x: torch.tan(x * 0.5) + torch.sinh(x) - torch.atan(x) + torch.asinh(x),
+                        [torch.randn(300, 5)], 1e-5),
     "where_compare": (lambda x, y: torch.where(x > y, x * 2, y - 1), [torch.randn(333, 17), torch.randn(333, 17)], 1e-6),
 }
 

@@ -304,6 +304,15 @@ TWIN_UNARY(Cos, std::cos(x))
 TWIN_UNARY(Floor, std::floor(x))
 TWIN_UNARY(Ceil, std::ceil(x))
 TWIN_UNARY(Round, std::nearbyint(x))
+TWIN_UNARY(Tan, std::tan(x))
+TWIN_UNARY(Sinh, std::sinh(x))
+TWIN_UNARY(Cosh, std::cosh(x))
+TWIN_UNARY(Asin, std::asin(x))
+TWIN_UNARY(Acos, std::acos(x))
+TWIN_UNARY(Atan, std::atan(x))
+TWIN_UNARY(Asinh, std::asinh(x))
+TWIN_UNARY(Acosh, std::acosh(x))
+TWIN_UNARY(Atanh, std::atanh(x))
 #undef TWIN_UNARY
 
 #define TWIN_SCALAR(NAME, EXPR)                                                                                   \
