@@ -123,6 +123,18 @@ def _npu_fused_rmsprop(param: torch.Tensor, grad: torch.Tensor, square_avg: torc
     return p.to(param.dtype), sq.to(square_avg.dtype), ga.to(grad_avg.dtype), buf.to(momentum_buffer.dtype)
 
 
+def _npu_fused_bert_adam(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor,
+                         clip_coef: torch.Tensor, lr: float, beta1: float, beta2: float, eps: float,
+                         weight_decay: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(param, exp_avg, exp_avg_sq, clipped grad) after BERT's Adam step: no bias correction, decoupled decay
+    added to the update, the gradient first scaled by clip_coef (a device scalar: min(1, max_norm / norm))."""
+    g = grad.float() * clip_coef.reshape(()).float()
+    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
+    p = param.float()
+    update = m / (v.sqrt() + eps) + weight_decay * p
+    return (p - lr * update).to(param.dtype), m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), g.to(grad.dtype)
+
+
 # torch.optim's fused=True path (aten::_fused_adam_ / _fused_adamw_ / _fused_sgd_, one kernel per tensor):
 # the step count is a device tensor, grad_scale divides the gradient (stored back unscaled) and a
 # nonzero found_inf leaves every tensor as it was, as torch's CUDA kernels do - all without a host sync.
@@ -178,6 +190,7 @@ REFERENCES = {
     "_npu_fused_adam_amsgrad": _npu_fused_adam_amsgrad,
     "_npu_fused_adadelta": _npu_fused_adadelta,
     "_npu_fused_rmsprop": _npu_fused_rmsprop,
+    "_npu_fused_bert_adam": _npu_fused_bert_adam,
     "_npu_fused_adam_tensor_step": _npu_fused_adam_tensor_step,
     "_npu_fused_sgd_tensor_step": _npu_fused_sgd_tensor_step,
 }

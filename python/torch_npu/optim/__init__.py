@@ -2,6 +2,7 @@
 
 from torch_npu.optim.npu_fused_adadelta import NpuFusedAdadelta
 from torch_npu.optim.npu_fused_adam import NpuFusedAdam, NpuFusedAdamW
+from torch_npu.optim.npu_fused_bert_adam import NpuFusedBertAdam
 from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase
 from torch_npu.optim.npu_fused_rmsprop import NpuFusedRMSprop, NpuFusedRMSpropTF
 from torch_npu.optim.npu_fused_sgd import NpuFusedSGD
@@ -10,6 +11,7 @@ __all__ = [
     "NpuFusedAdadelta",
     "NpuFusedAdam",
     "NpuFusedAdamW",
+    "NpuFusedBertAdam",
     "NpuFusedOptimizerBase",
     "NpuFusedRMSprop",
     "NpuFusedRMSpropTF",

@@ -10,7 +10,15 @@ import math
 import pytest
 import torch
 
-from torch_npu.optim import NpuFusedAdadelta, NpuFusedAdam, NpuFusedAdamW, NpuFusedRMSprop, NpuFusedRMSpropTF, NpuFusedSGD
+from torch_npu.optim import (
+    NpuFusedAdadelta,
+    NpuFusedAdam,
+    NpuFusedAdamW,
+    NpuFusedBertAdam,
+    NpuFusedRMSprop,
+    NpuFusedRMSpropTF,
+    NpuFusedSGD,
+)
 from torch_npu.utils import is_combined_tensor_valid
 
 # name: (fused class, torch.optim class, hyperparameters, the kernel each step runs per dtype buffer)
@@ -201,5 +209,37 @@ def test_rmsprop_tf_matches_its_formula(no_fallback):
     kwargs = dict(lr=0.01, alpha=0.9, eps=1e-10, momentum=0.9, weight_decay=0.01)
     _run(NpuFusedRMSpropTF(npu_params, **kwargs), npu_params, targets, range(20))
     _rmsprop_tf_reference(cpu_params, targets, range(20), **kwargs)
+    for p, r in zip(npu_params, cpu_params):
+        torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=1e-3, atol=1e-3)
+
+
+def _bert_adam_reference(params, targets, steps, lr, t_total, warmup, max_grad_norm, weight_decay,
+                         b1=0.9, b2=0.999, e=1e-6):
+    """BERT Adam as torch_npu defines it (per-buffer clipping, warmup_linear), on the CPU."""
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    for i, step in enumerate(steps):
+        for p in params:
+            p.grad = None
+        _backward(params, targets, step)
+        with torch.no_grad():
+            norm = torch.cat([p.grad.flatten() for p in params]).norm()
+            coef = min(1.0, max_grad_norm / (norm.item() + 1e-6))
+            x = i / t_total
+            scheduled = lr * (x / warmup if x < warmup else max((x - 1.0) / (warmup - 1.0), 0.0))
+            for p, m_, v_ in zip(params, m, v):
+                g = p.grad * coef
+                m_.mul_(b1).add_(g, alpha=1 - b1)
+                v_.mul_(b2).addcmul_(g, g, value=1 - b2)
+                p.sub_(scheduled * (m_ / (v_.sqrt() + e) + weight_decay * p))
+
+
+def test_bert_adam_matches_its_formula(no_fallback):
+    fp32 = [torch.float32] * 4
+    targets = _targets(fp32)
+    npu_params, cpu_params = _params(fp32, "npu"), _params(fp32, "cpu")
+    kwargs = dict(lr=0.05, t_total=20, warmup=0.1, max_grad_norm=1.0, weight_decay=0.01)
+    _run(NpuFusedBertAdam(npu_params, **kwargs), npu_params, targets, range(20))
+    _bert_adam_reference(cpu_params, targets, range(20), **kwargs)
     for p, r in zip(npu_params, cpu_params):
         torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=1e-3, atol=1e-3)
