@@ -8,10 +8,14 @@ import torch
 
 import torch_npu
 import torch_npu.npu.amp.autocast_mode
+import torch_npu.npu.amp.grad_scaler
 import torch_npu.npu.devices
 import torch_npu.npu.initialization
 import torch_npu.npu.random
 import torch_npu.npu.streams
+import torch_npu.optim.npu_fused_adam
+import torch_npu.optim.npu_fused_optim_base
+import torch_npu.utils.combined_tensors
 import torch_npu.utils.error_code
 from torch_npu.utils.error_code import ErrCode, SubModule, npu_error, pta_error
 
@@ -21,6 +25,10 @@ OWN_MODULES = [
     torch_npu.npu.random,
     torch_npu.npu.streams,
     torch_npu.npu.amp.autocast_mode,
+    torch_npu.npu.amp.grad_scaler,
+    torch_npu.optim.npu_fused_adam,
+    torch_npu.optim.npu_fused_optim_base,
+    torch_npu.utils.combined_tensors,
     torch_npu.utils.error_code,
 ]
 
@@ -38,7 +46,7 @@ def test_all_lists_exactly_the_public_names_defined_in_the_module(module):
     assert set(module.__all__) == defined
 
 
-@pytest.mark.parametrize("package", [torch_npu.npu, torch_npu.npu.amp, torch_npu.utils])
+@pytest.mark.parametrize("package", [torch_npu.npu, torch_npu.npu.amp, torch_npu.optim, torch_npu.utils])
 def test_package_all_names_resolve_and_cover_the_public_callables(package):
     for name in package.__all__:
         assert hasattr(package, name), name

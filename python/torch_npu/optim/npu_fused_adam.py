@@ -13,7 +13,7 @@ from torch_npu.utils.error_code import ErrCode, pta_error
 __all__ = ["NpuFusedAdam", "NpuFusedAdamW"]
 
 
-def check_adam_args(lr: float, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
+def _check_adam_args(lr: float, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
     """Raise ValueError (with torch_npu's messages) for an out-of-range Adam hyperparameter."""
     if lr < 0.0:
         raise ValueError(f"Invalid learning rate: {lr} " + pta_error(ErrCode.VALUE))
@@ -31,7 +31,7 @@ class _NpuFusedAdamBase(NpuFusedOptimizerBase):
 
     def __init__(self, params: Iterable[Any], lr: float, betas: tuple[float, float], eps: float, weight_decay: float,
                  amsgrad: bool):
-        check_adam_args(lr, betas, eps, weight_decay)
+        _check_adam_args(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
