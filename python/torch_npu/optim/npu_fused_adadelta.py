@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import torch
 
-from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase
+from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase, PartStates
 from torch_npu.utils.error_code import ErrCode, pta_error
 
 __all__ = ["NpuFusedAdadelta"]
@@ -46,9 +46,9 @@ class NpuFusedAdadelta(NpuFusedOptimizerBase):
                 state[name] = torch.zeros_like(p, memory_format=torch.contiguous_format)
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
-                     states: dict[str, torch.Tensor]) -> None:
+                     states: PartStates) -> None:
         square_avg, acc_delta = states["square_avg"], states["acc_delta"]
-        results = torch.ops.npu._npu_fused_adadelta(param, grad, square_avg, acc_delta, group["lr"], group["rho"],
-                                                    group["eps"], group["weight_decay"])
-        for buffer, result in zip((param, square_avg, acc_delta), results):
-            buffer.copy_(result)
+        new_param, new_square_avg, new_acc_delta = torch.ops.npu._npu_fused_adadelta(
+            param, grad, square_avg, acc_delta, group["lr"], group["rho"], group["eps"], group["weight_decay"])
+        param.copy_(new_param)
+        self._adopt_states(states, {"square_avg": new_square_avg, "acc_delta": new_acc_delta})

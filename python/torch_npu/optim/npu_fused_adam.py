@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 import torch
 
-from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase
+from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase, PartStates
 from torch_npu.utils.error_code import ErrCode, pta_error
 
 __all__ = ["NpuFusedAdam", "NpuFusedAdamW"]
@@ -51,17 +51,15 @@ class _NpuFusedAdamBase(NpuFusedOptimizerBase):
                 state[name] = torch.zeros_like(p, memory_format=torch.contiguous_format)
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
-                     states: dict[str, torch.Tensor]) -> None:
+                     states: PartStates) -> None:
         beta1, beta2 = group["betas"]
         scalars = (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], 1 - beta1 ** step,
                    math.sqrt(1 - beta2 ** step), self._decoupled_weight_decay)
-        buffers = [param] + [states[name] for name in self._live_state_names(group)]
-        if group["amsgrad"]:
-            results = torch.ops.npu._npu_fused_adam_amsgrad(param, grad, *buffers[1:], *scalars)
-        else:
-            results = torch.ops.npu._npu_fused_adam(param, grad, *buffers[1:], *scalars)
-        for buffer, result in zip(buffers, results):
-            buffer.copy_(result)
+        names = self._live_state_names(group)
+        kernel = torch.ops.npu._npu_fused_adam_amsgrad if group["amsgrad"] else torch.ops.npu._npu_fused_adam
+        new_param, *new_states = kernel(param, grad, *(states[name] for name in names), *scalars)
+        param.copy_(new_param)
+        self._adopt_states(states, dict(zip(names, new_states)))
 
 
 class NpuFusedAdam(_NpuFusedAdamBase):

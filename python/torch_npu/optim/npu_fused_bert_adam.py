@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable
 import torch
 from torch.optim.optimizer import required
 
-from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase
+from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase, PartStates
 from torch_npu.utils.error_code import ErrCode, pta_error
 
 __all__ = ["NpuFusedBertAdam"]
@@ -90,7 +90,7 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
                 state[name] = torch.zeros_like(p, memory_format=torch.contiguous_format)
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
-                     states: dict[str, torch.Tensor]) -> None:
+                     states: PartStates) -> None:
         if self.max_grad_norm > 0:
             norm = torch.linalg.vector_norm(grad, 2.0, dtype=torch.float32)
             clip_coef = (self.max_grad_norm / (norm + 1e-6)).clamp_(max=1.0)
@@ -101,7 +101,9 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
             # torch_npu's schedule reads the step count before this step's increment
             lr = lr * SCHEDULES[group["schedule"]]((step - 1) / group["t_total"], group["warmup"])
         exp_avg, exp_avg_sq = states["exp_avg"], states["exp_avg_sq"]
-        results = torch.ops.npu._npu_fused_bert_adam(param, grad, exp_avg, exp_avg_sq, clip_coef, lr, group["b1"],
-                                                     group["b2"], group["e"], group["weight_decay"])
-        for buffer, result in zip((param, exp_avg, exp_avg_sq, grad), results):
-            buffer.copy_(result)
+        new_param, new_exp_avg, new_exp_avg_sq, clipped = torch.ops.npu._npu_fused_bert_adam(
+            param, grad, exp_avg, exp_avg_sq, clip_coef, lr, group["b1"], group["b2"], group["e"],
+            group["weight_decay"])
+        param.copy_(new_param)
+        grad.copy_(clipped)  # torch_npu clips the gradients in place
+        self._adopt_states(states, {"exp_avg": new_exp_avg, "exp_avg_sq": new_exp_avg_sq})

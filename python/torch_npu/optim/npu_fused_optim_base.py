@@ -17,13 +17,21 @@ from typing import Any, Callable, Iterable
 import torch
 from torch.optim.optimizer import Optimizer
 
-from torch_npu.utils.combined_tensors import get_part_combined_tensor, npu_combine_tensors
+from torch_npu.utils.combined_tensors import get_part_combined_tensor, npu_change_data_ptr, npu_combine_tensors
 from torch_npu.utils.error_code import ErrCode, pta_error
 
-__all__ = ["NpuFusedOptimizerBase"]
+__all__ = ["NpuFusedOptimizerBase", "PartStates"]
 
 # One combined buffer per dtype, in this order (torch_npu has float32 and float16; bfloat16 works here too).
 COMBINED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+class PartStates(dict):
+    """One (param group, dtype) part's combined state buffers by name, and the parameters they hold, in order."""
+
+    def __init__(self, params: list[torch.nn.Parameter], buffers: dict[str, torch.Tensor]):
+        super().__init__(buffers)
+        self.params = params
 
 
 class NpuFusedOptimizerBase(Optimizer):
@@ -45,7 +53,7 @@ class NpuFusedOptimizerBase(Optimizer):
         self.params_lists_indexed_by_group: list[list[list[torch.nn.Parameter]]] = []
         self.combined_params_indexed_by_group: list[list[torch.Tensor | None]] = []
         self.combined_grads_indexed_by_group: list[list[torch.Tensor | None]] = []
-        self.combined_param_states_indexed_by_group: list[list[dict[str, torch.Tensor] | None]] = []
+        self.combined_param_states_indexed_by_group: list[list[PartStates | None]] = []
 
     # ----------------------------------------------------------------------------------------- combine
     def _dtype_index(self, p: torch.Tensor) -> int:
@@ -107,7 +115,7 @@ class NpuFusedOptimizerBase(Optimizer):
             return
         self.combined_param_states_indexed_by_group = []
         for group, lists in zip(self.param_groups, self.params_lists_indexed_by_group):
-            group_states: list[dict[str, torch.Tensor] | None] = []
+            group_states: list[PartStates | None] = []
             for params in lists:
                 if not params:
                     group_states.append(None)
@@ -116,8 +124,8 @@ class NpuFusedOptimizerBase(Optimizer):
                     self._init_param_state(p, group)
                 names = self._live_state_names(group)
                 # Combining copies each state's current values (zeros, or what load_state_dict put there).
-                group_states.append({name: npu_combine_tensors([self.state[p][name] for p in params])
-                                     for name in names})
+                group_states.append(PartStates(params, {name: npu_combine_tensors([self.state[p][name] for p in params])
+                                                        for name in names}))
             self.combined_param_states_indexed_by_group.append(group_states)
         self.is_states_combined = True
 
@@ -160,8 +168,22 @@ class NpuFusedOptimizerBase(Optimizer):
         raise NotImplementedError
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
-                     states: dict[str, torch.Tensor]) -> None:
+                     states: PartStates) -> None:
         raise NotImplementedError
+
+    def _adopt_states(self, states: PartStates, new_buffers: dict[str, torch.Tensor]) -> None:
+        """Make each kernel result the new buffer of its state, re-seating the parameters' state tensors on it.
+
+        Cheaper than copying the result back (a few microseconds per tensor on the host, no device work);
+        the old buffer is released once no state tensor points into it.
+        """
+        for name, buffer in new_buffers.items():
+            offset = 0
+            for p in states.params:
+                t = self.state[p][name]
+                npu_change_data_ptr(t, buffer, offset)
+                offset += t.numel()
+            states[name] = buffer
 
     @torch.no_grad()
     def zero_grad(self, set_to_none: bool = False) -> None:

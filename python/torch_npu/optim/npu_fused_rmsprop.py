@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import torch
 
-from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase
+from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase, PartStates
 from torch_npu.utils.error_code import ErrCode, pta_error
 
 __all__ = ["NpuFusedRMSprop", "NpuFusedRMSpropTF"]
@@ -43,7 +43,7 @@ class _NpuFusedRMSpropBase(NpuFusedOptimizerBase):
                 state[name] = torch.zeros_like(p, memory_format=torch.contiguous_format)
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
-                     states: dict[str, torch.Tensor]) -> None:
+                     states: PartStates) -> None:
         square_avg = states["square_avg"]
         # An unused state is stood in for by square_avg (read, never written back).
         grad_avg = states.get("grad_avg", square_avg)
@@ -54,11 +54,8 @@ class _NpuFusedRMSpropBase(NpuFusedOptimizerBase):
             group.get("decoupled_decay", False), group.get("lr_in_momentum", False))
         new_param, new_square_avg, new_grad_avg, new_buf = results
         param.copy_(new_param)
-        square_avg.copy_(new_square_avg)
-        if "grad_avg" in states:
-            grad_avg.copy_(new_grad_avg)
-        if "momentum_buffer" in states:
-            buf.copy_(new_buf)
+        new_states = {"square_avg": new_square_avg, "grad_avg": new_grad_avg, "momentum_buffer": new_buf}
+        self._adopt_states(states, {name: new_states[name] for name in states})
 
 
 class NpuFusedRMSprop(_NpuFusedRMSpropBase):

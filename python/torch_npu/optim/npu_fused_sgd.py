@@ -7,7 +7,7 @@ from typing import Any, Iterable
 import torch
 from torch.optim.optimizer import required
 
-from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase
+from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase, PartStates
 from torch_npu.utils.error_code import ErrCode, pta_error
 
 __all__ = ["NpuFusedSGD"]
@@ -57,7 +57,7 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
             self._momentum_fresh = True
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
-                     states: dict[str, torch.Tensor]) -> None:
+                     states: PartStates) -> None:
         if group["momentum"] == 0:
             param.copy_(torch.ops.npu._npu_fused_sgd(param, grad, group["lr"], group["weight_decay"]))
             return
@@ -66,7 +66,7 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
         new_param, new_buf = torch.ops.npu._npu_fused_sgd_momentum(
             param, grad, buf, group["lr"], group["weight_decay"], keep, coef, group["momentum"], group["nesterov"])
         param.copy_(new_param)
-        buf.copy_(new_buf)
+        self._adopt_states(states, {"momentum_buffer": new_buf})
 
     def step(self, closure: Any = None) -> Any:
         loss = super().step(closure)
