@@ -17,6 +17,18 @@ import torch_npu.optim.npu_fused_adam
 import torch_npu.optim.npu_fused_optim_base
 import torch_npu.utils.combined_tensors
 import torch_npu.utils.error_code
+from torch_npu.npu import (
+    backend_config,
+    deterministic,
+    device_checks,
+    dump,
+    external_stream,
+    host_memory,
+    limits,
+    memory_aliases,
+    options,
+    typed_tensors,
+)
 from torch_npu.utils.error_code import ErrCode, SubModule, npu_error, pta_error
 
 OWN_MODULES = [
@@ -30,6 +42,16 @@ OWN_MODULES = [
     torch_npu.optim.npu_fused_optim_base,
     torch_npu.utils.combined_tensors,
     torch_npu.utils.error_code,
+    backend_config,
+    deterministic,
+    device_checks,
+    dump,
+    external_stream,
+    host_memory,
+    limits,
+    memory_aliases,
+    options,
+    typed_tensors,
 ]
 
 
@@ -119,3 +141,52 @@ def test_python_side_errors_carry_codes():
         torch.npu.Event(interprocess=True)
     with pytest.raises(ValueError, match="ERR00001"):
         torch.npu.current_stream("cpu")
+
+
+# Issue 14: torch_npu's names beyond torch.cuda's core, and torch_npu.testing. Each must stay.
+TORCH_NPU_NAMES = """
+host_empty_cache host_memory_stats host_memory_stats_as_nested_dict reset_accumulated_host_memory_stats
+reset_peak_host_memory_stats memory_cached max_memory_cached reset_max_memory_cached empty_virt_addr_cache
+ipc_collect can_device_access_peer check_uce_in_memory stress_detect set_device_limit get_device_limit
+set_stream_limit reset_stream_limit get_stream_limit set_option CubeMathType set_aoe set_compile_mode
+is_jit_compile_false set_mm_bmm_format_nd get_mm_bmm_format_nd set_task_queue_enable get_task_queue_enable
+use_compatible_impl are_compatible_impl_enabled matmul conv set_dump init_dump finalize_dump mstx
+set_deterministic_level enable_deterministic_with_backward disable_deterministic_with_backward ExternalStream
+BoolStorage ByteStorage ShortStorage LongStorage IntStorage HalfStorage CharStorage DoubleStorage FloatStorage
+BFloat16Storage BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor HalfTensor IntTensor LongTensor
+ShortTensor BFloat16Tensor _get_device_index
+""".split()
+
+TESTING_NAMES = {
+    "torch_npu.testing.testcase": ["TestCase", "run_tests"],
+    "torch_npu.testing.common_utils": [
+        "create_common_tensor", "create_dtype_tensor", "SupportedDevices", "freeze_rng_state", "set_npu_device",
+        "get_npu_device", "skipIfUnsupportMultiNPU", "PERF_TEST_ENABLE", "PerfBaseline", "iter_indices",
+        "is_iterable", "check_operators_in_prof", "test_2args_broadcast",
+    ],
+    "torch_npu.testing.common_distributed": ["skipIfUnsupportMultiNPU", "skip_if_lt_x_npu", "with_comms", "TEST_SKIPS"],
+    "torch_npu.testing.decorator": ["Dtypes", "Formats", "instantiate_tests"],
+    "torch_npu.utils.collect_env": ["get_cann_version", "get_pretty_env_info", "main"],
+    "torch_npu.npu.utils": ["is_support_inf_nan", "get_cann_version"],
+}
+
+
+@pytest.mark.parametrize("name", TORCH_NPU_NAMES)
+def test_torch_npu_name_exists(name):
+    assert hasattr(torch.npu, name), name
+
+
+@pytest.mark.parametrize("module_name", sorted(TESTING_NAMES))
+def test_testing_and_utils_names_exist(module_name):
+    import importlib
+
+    module = importlib.import_module(module_name)
+    for name in TESTING_NAMES[module_name]:
+        assert hasattr(module, name), f"{module_name}.{name}"
+
+
+def test_extension_names_exist():
+    assert callable(torch_npu._C._weak_ref_tensor)
+    assert torch.npu.get_device_name().startswith("Ascend910B")
+    assert hasattr(torch.npu.Stream, "npu_stream")
+    assert hasattr(torch.npu.get_device_properties(0), "uuid")

@@ -25,14 +25,25 @@ __all__ = [
 _DeviceLike = torch.device | str | int | None
 
 
-def _get_device_index(device: _DeviceLike, optional: bool = False) -> int:
-    """Return the NPU index ``device`` names; ``None`` (with ``optional``) is the current device."""
+def _get_device_index(device: _DeviceLike, optional: bool = False, allow_cpu: bool = False) -> int:
+    """Return the NPU index ``device`` names, with torch.cuda's ``_get_device_index`` semantics.
+
+    ``None`` (with ``optional``) or an index-less ``"npu"`` is the current device; a CPU
+    device gives -1 when ``allow_cpu``; an ``npu`` Stream/Event-like object with a
+    ``device_index`` gives that index.
+    """
     if isinstance(device, str):
         device = torch.device(device)
     if isinstance(device, torch.device):
+        if allow_cpu and device.type == "cpu":
+            return -1
         if device.type != "npu":
-            raise ValueError(f"Expected an npu device, but got: {device}\n" + pta_error(ErrCode.PARAM))
+            raise ValueError(f"Expected a npu device, but got: {device}\n" + pta_error(ErrCode.PARAM))
+        if device.index is None and optional:
+            return current_device()
         device = device.index
+    elif device is not None and not isinstance(device, int) and hasattr(device, "device_index"):
+        device = device.device_index
     if device is None:
         if not optional:
             raise ValueError("Expected an npu device with a specified index, or an integer\n" + pta_error(ErrCode.PARAM))
@@ -133,6 +144,7 @@ class _NpuDeviceProperties:
     l0c_size: int
     ub_size: int
     cube_freq_ghz: float
+    uuid: str
 
     def __repr__(self) -> str:
         return (

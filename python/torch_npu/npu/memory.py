@@ -56,7 +56,7 @@ def _device_index(device: Device) -> int:
         device = torch.device(device)
     if isinstance(device, torch.device):
         if device.type != "npu":
-            raise ValueError(f"Expected an npu device, got '{device}'.\n{pta_error(ErrCode.VALUE)}")
+            raise ValueError(f"Expected a npu device, but got: {device}\n{pta_error(ErrCode.VALUE)}")
         return -1 if device.index is None else device.index
     if isinstance(device, int) and not isinstance(device, bool):
         return device

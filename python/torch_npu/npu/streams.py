@@ -81,8 +81,13 @@ class Stream(torch.Stream):
         r"""The stream's priority: -1 for the high-priority pool, 0 otherwise."""
         return _C._npu_stream_priority(self.stream_id, self.device_index, self.device_type)
 
+    @property
+    def npu_stream(self) -> int:
+        r"""The stream's raw ``aclrtStream`` handle, as an integer (torch.cuda's ``cuda_stream``)."""
+        return _C._npu_stream_handle(self.stream_id, self.device_index, self.device_type)
+
     def __repr__(self) -> str:
-        return f"<torch.npu.Stream device=npu:{self.device_index} stream_id={self.stream_id}>"
+        return f"<torch_npu.npu.Stream device=npu:{self.device_index} npu_stream={self.npu_stream:#x}>"
 
 
 class Event(torch.Event):
@@ -124,7 +129,7 @@ class Event(torch.Event):
         return _C._npu_event_elapsed_time(self, end_event)
 
     def __repr__(self) -> str:
-        return f"<torch.npu.Event event_id={self.event_id}>"
+        return f"<torch_npu.npu.Event event_id={self.event_id}>"
 
 
 def _wrap(triple: tuple[int, int, int]) -> Stream:

@@ -170,10 +170,13 @@ AclFormat checkedFormat(int64_t format, at::IntArrayRef sizes) {
     case AclFormat::ND:
       return f;
     case AclFormat::NCHW:
+    case AclFormat::NCDHW:
+      // Base formats are interchangeable (the bytes are the same row-major layout), as in
+      // torch_npu: NCHW / NCDHW asked of a tensor of another rank is that rank's base format.
+      return f == baseFormatOf(dim) ? f : baseFormatOf(dim);
     case AclFormat::NC1HWC0:
-    case AclFormat::FRACTAL_Z:
-    case AclFormat::NCDHW: {
-      const int64_t needed = f == AclFormat::NCDHW ? 5 : 4;
+    case AclFormat::FRACTAL_Z: {
+      const int64_t needed = 4;
       TORCH_CHECK(dim == needed, "acl_format ", format, " (", formatName(f), ") needs a ", needed,
                   "-d tensor, got sizes ", sizes, "; use ND (2) for other ranks\n", ptaErr(ErrCode::PARAM));
       return f;

@@ -4,7 +4,10 @@
 #include <torch/csrc/utils/device_lazy_init.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <ATen/ops/from_blob.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include <cstdio>
 
 #include "npurt/acl_rt.h"
 #include "torch_npu/csrc/NpuError.h"
@@ -34,7 +37,19 @@ py::dict deviceProperties(c10::DeviceIndex device) {
   d["l0c_size"] = prop.l0cSize;
   d["ub_size"] = prop.ubSize;
   d["cube_freq_ghz"] = prop.cubeFreqGHz;
+  // A stable per-device id in the 8-4-4-4-12 form torch.cuda's uuid prints as: the
+  // simulated chip has no serial number, so it is derived from the logical index.
+  char uuid[40];
+  std::snprintf(uuid, sizeof(uuid), "4e505553-494d-0910-b100-%012x", static_cast<unsigned>(resolveDevice(device)));
+  d["uuid"] = std::string(uuid);
   return d;
+}
+
+// torch_npu._C._weak_ref_tensor: a view of the same memory that does not own it (no
+// storage reference), for callers that keep the owner alive themselves.
+at::Tensor weakRefTensor(const at::Tensor& tensor) {
+  if (!tensor.defined()) return tensor;
+  return at::from_blob(tensor.data_ptr(), tensor.sizes(), tensor.strides(), [](void*) {}, tensor.options());
 }
 
 void synchronizeDevice(c10::DeviceIndex device) {
@@ -61,6 +76,7 @@ TORCH_NPU_BINDINGS(bindDevices) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(getDefaultNpuGenerator(static_cast<c10::DeviceIndex>(device))));
   });
+  m.def("_weak_ref_tensor", &weakRefTensor, py::arg("tensor"));
   m.def("_fallback_counts", &fallbackCounts);
   m.def("_reset_fallback_counts", &resetFallbackCounts);
 }

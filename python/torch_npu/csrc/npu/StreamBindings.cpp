@@ -40,6 +40,27 @@ TORCH_NPU_BINDINGS(bindStreams) {
   m.def("_npu_stream_priority", [](int64_t id, int64_t device, int64_t type) {
     return streamPriority(fromTriple(id, device, type));
   });
+  // Stream.npu_stream: the runtime's aclrtStream handle, as an integer.
+  m.def("_npu_stream_handle", [](int64_t id, int64_t device, int64_t type) {
+    return reinterpret_cast<uintptr_t>(nativeStream(fromTriple(id, device, type)));
+  });
+  // ExternalStream: the (stream_id, device_index, device_type) of a raw aclrtStream handle.
+  // ExternalStream: the (stream_id, device_index, device_type) of a raw aclrtStream handle.
+  // Looked up among the runtime's streams: a foreign pointer is never dereferenced.
+  m.def("_npu_stream_from_handle", [](uintptr_t handle) {
+    uint32_t count = 0;
+    NPU_CHECK_ACL(aclrtGetDeviceCount(&count));
+    for (uint32_t device = 0; device < count; ++device) {
+      for (uint32_t index = 0; index <= 2 * ACL_STREAM_POOL_SIZE; ++index) {
+        aclrtStream stream = nullptr;
+        NPU_CHECK_ACL(aclrtGetStreamByIndex(static_cast<int32_t>(device), index, &stream));
+        if (reinterpret_cast<uintptr_t>(stream) == handle) {
+          return StreamTriple{index, device, static_cast<int64_t>(c10::DeviceType::PrivateUse1)};
+        }
+      }
+    }
+    TORCH_CHECK_VALUE(false, "stream_ptr ", handle, " is not an aclrtStream of this process\n", ptaErr(ErrCode::VALUE));
+  });
   // torch.Event.elapsed_time insists on the exact torch.Event type; torch.npu.Event
   // subclasses it, so it times through here.
   m.def("_npu_event_elapsed_time", [](py::handle start, py::handle end) {

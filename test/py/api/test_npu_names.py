@@ -1,0 +1,203 @@
+"""torch_npu's torch.npu names beyond torch.cuda's core: semantics and bad input."""
+
+import json
+import warnings
+
+import pytest
+import torch
+
+import torch_npu
+
+
+def test_typed_tensor_and_storage_classes():
+    t = torch.npu.FloatTensor(2, 3)
+    assert t.shape == (2, 3) and t.dtype == torch.float32 and t.device.type == "npu"
+    assert isinstance(t, torch.npu.FloatTensor) and not isinstance(t, torch.npu.HalfTensor)
+    assert not isinstance(torch.ones(2), torch.npu.FloatTensor)
+    d = torch.npu.LongTensor([1, 2, 3])
+    assert d.dtype == torch.int64 and d.cpu().tolist() == [1, 2, 3]
+    assert isinstance(torch.ones(2, device="npu", dtype=torch.bfloat16), torch.npu.BFloat16Tensor)
+    s = torch.npu.IntStorage(4)
+    assert isinstance(s, torch.npu.IntStorage) and s.device.type == "npu" and s.size() == 4
+    assert list(torch.npu.ByteStorage([1, 2]).cpu()) == [1, 2]
+
+
+def test_deprecated_cached_aliases_warn_and_equal_reserved():
+    x = torch.empty(1 << 20, device="npu")
+    with pytest.warns(FutureWarning):
+        assert torch.npu.memory_cached() == torch.npu.memory_reserved()
+    with pytest.warns(FutureWarning):
+        assert torch.npu.max_memory_cached() == torch.npu.max_memory_reserved()
+    with pytest.warns(FutureWarning):
+        torch.npu.reset_max_memory_cached()
+    assert torch.npu.max_memory_reserved() == torch.npu.memory_reserved()
+    del x
+    torch.npu.empty_virt_addr_cache()
+    torch.npu.ipc_collect()
+
+
+def test_peer_access_uce_and_stress_detect():
+    assert torch.npu.can_device_access_peer(0, 1) and not torch.npu.can_device_access_peer(0, 0)
+    with pytest.raises(ValueError, match="ERR00003"):
+        torch.npu.can_device_access_peer(0, 100)
+    assert torch.npu.check_uce_in_memory(0) == 0
+    assert torch.npu.stress_detect() == 0
+    with pytest.raises(ValueError, match="ERR00003"):
+        torch.npu.stress_detect(mode=7)
+
+
+def test_device_and_stream_limits():
+    props = torch.npu.get_device_properties(2)
+    assert torch.npu.get_device_limit(2) == {"cube_core_num": props.cube_core_num,
+                                             "vector_core_num": props.vector_core_num}
+    torch.npu.set_device_limit(2, 12, -1)
+    assert torch.npu.get_device_limit(2) == {"cube_core_num": 12, "vector_core_num": props.vector_core_num}
+    with pytest.raises(ValueError, match="ERR00003"):
+        torch.npu.set_device_limit(2, 1000)
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch.npu.set_device_limit(2, "8")
+    s = torch.npu.Stream(device=2)
+    assert torch.npu.get_stream_limit(s)["cube_core_num"] == 12
+    torch.npu.set_stream_limit(s, 4, 8)
+    assert torch.npu.get_stream_limit(s) == {"cube_core_num": 4, "vector_core_num": 8}
+    torch.npu.reset_stream_limit(s)
+    assert torch.npu.get_stream_limit(s)["cube_core_num"] == 12
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch.npu.set_stream_limit("stream", 4)
+
+
+def test_simulator_ignored_options_validate_and_record():
+    torch.npu.set_option({"ACL_OP_COMPILER_CACHE_MODE": "enable", "ACL_PRECISION_MODE": 1})
+    assert torch.npu.get_option("ACL_PRECISION_MODE") == "1"
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch.npu.set_option(["ACL_PRECISION_MODE"])
+    torch.npu.set_compile_mode(jit_compile=True)
+    assert not torch.npu.is_jit_compile_false()
+    torch.npu.set_compile_mode(jit_compile=False)
+    assert torch.npu.is_jit_compile_false()
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch.npu.set_compile_mode(jit_compile="yes")
+    torch.npu.set_mm_bmm_format_nd(False)
+    assert torch.npu.get_mm_bmm_format_nd() is False
+    torch.npu.set_mm_bmm_format_nd(True)
+    torch.npu.set_task_queue_enable(1)
+    assert torch.npu.get_task_queue_enable() == 1
+    torch.npu.set_task_queue_enable(2)
+    with pytest.raises(ValueError, match="ERR00003"):
+        torch.npu.set_task_queue_enable(5)
+    torch.npu.use_compatible_impl(True)
+    assert torch.npu.are_compatible_impl_enabled()
+    torch.npu.use_compatible_impl(False)
+    assert torch.npu.CubeMathType.USE_HF32 == 3
+    assert torch.npu.matmul.allow_hf32 is False and torch.npu.conv.allow_hf32 is True
+    torch.npu.matmul.allow_hf32 = True
+    assert torch.npu.matmul.allow_hf32
+    torch.npu.matmul.allow_hf32 = False
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch.npu.conv.allow_hf32 = 1
+
+
+def test_set_aoe_creates_and_records_the_dump_dir(tmp_path):
+    torch.npu.set_aoe(str(tmp_path / "aoe"))
+    assert (tmp_path / "aoe").is_dir()
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch.npu.set_aoe(3)
+
+
+def test_dump_writes_each_ops_inputs_and_outputs(tmp_path):
+    config = tmp_path / "acl.json"
+    config.write_text(json.dumps({"dump": {"dump_path": str(tmp_path / "dump"), "dump_mode": "all",
+                                           "dump_list": []}}))
+    a = torch.arange(4.0).npu()
+    torch.npu.init_dump()
+    try:
+        torch.npu.set_dump(str(config))
+        b = a * 2
+    finally:
+        torch.npu.finalize_dump()
+    c = b + 1  # after finalize: not dumped
+    files = sorted((tmp_path / "dump").iterdir())
+    records = [torch.load(f) for f in files]
+    mul = [r for r in records if r["op"] == "aten.mul.Tensor"]
+    assert len(mul) == 1 and all(r["op"] != "aten.add.Tensor" for r in records)
+    torch.testing.assert_close(mul[0]["inputs"][0], torch.arange(4.0))
+    torch.testing.assert_close(mul[0]["outputs"][0], torch.arange(4.0) * 2)
+    assert c.cpu().tolist() == [1.0, 3.0, 5.0, 7.0]
+    with pytest.raises(RuntimeError, match="ERR00009"):
+        torch.npu.set_dump(str(config))
+    torch.npu.init_dump()
+    try:
+        with pytest.raises(ValueError, match="ERR00003"):
+            torch.npu.set_dump(str(tmp_path / "missing.json"))
+    finally:
+        torch.npu.finalize_dump()
+
+
+def test_mstx_ranges_are_recorded():
+    before = len(torch.npu.mstx.records())
+    torch.npu.mstx.mark("step")
+    rid = torch.npu.mstx.range_start("fwd", torch.npu.current_stream())
+    torch.npu.mstx.range_end(rid)
+    mark, rng = torch.npu.mstx.records()[before:]
+    assert mark["kind"] == "mark" and mark["message"] == "step"
+    assert rng["message"] == "fwd" and rng["end_ns"] >= rng["start_ns"]
+    with pytest.raises(ValueError, match="ERR00003"):
+        torch.npu.mstx.range_end(rid)
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch.npu.mstx.mark(3)
+
+
+def test_deterministic_level():
+    try:
+        torch.npu.set_deterministic_level(1)
+        assert torch.are_deterministic_algorithms_enabled() and torch.npu.get_deterministic_level() == 1
+        with pytest.raises(ValueError, match="ERR00003"):
+            torch.npu.set_deterministic_level(3)
+        x = torch.npu.disable_deterministic_with_backward(torch.ones(1))
+        assert not torch.are_deterministic_algorithms_enabled() and x.item() == 1
+        torch.npu.enable_deterministic_with_backward(x)
+        assert torch.are_deterministic_algorithms_enabled()
+    finally:
+        torch.npu.set_deterministic_level(0)
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+def test_stream_handle_external_stream_and_reprs():
+    s = torch.npu.Stream()
+    assert isinstance(s.npu_stream, int) and s.npu_stream != 0
+    ext = torch.npu.ExternalStream(s.npu_stream)
+    assert ext == s and ext.npu_stream == s.npu_stream
+    with pytest.raises(ValueError, match="ERR00003"):
+        torch.npu.ExternalStream(12345)
+    assert repr(s).startswith("<torch_npu.npu.Stream")
+    assert repr(torch.npu.Event()).startswith("<torch_npu.npu.Event")
+
+
+def test_device_index_uuid_and_messages():
+    assert torch_npu.npu._get_device_index("npu:3") == 3
+    assert torch_npu.npu._get_device_index(torch.device("cpu"), allow_cpu=True) == -1
+    assert torch_npu.npu._get_device_index(None, optional=True) == torch.npu.current_device()
+    with pytest.raises(ValueError, match="Expected a npu device, but got: cpu"):
+        torch.npu.current_stream("cpu")
+    uuids = {torch.npu.get_device_properties(i).uuid for i in range(2)}
+    assert len(uuids) == 2
+    with pytest.raises(TypeError):
+        torch.npu.set_per_process_memory_fraction("0.5")
+
+
+def test_base_formats_are_accepted_on_other_ranks():
+    x = torch.randn(4, 3).npu()
+    y = torch_npu.npu_format_cast(x, 0)  # NCHW on a 2-D tensor: its base format, ND
+    assert torch_npu.get_npu_format(y) == 2
+    torch.testing.assert_close(y.cpu(), x.cpu())
+    z = torch_npu.npu_format_cast(torch.randn(2, 3, 4, 5, 6).npu(), 0)
+    assert torch_npu.get_npu_format(z) == 30
+    with pytest.raises(RuntimeError, match="ERR00001"):
+        torch_npu.npu_format_cast(x, 3)  # NC1HWC0 is an internal format: rank 4 only
+
+
+def test_warnings_only_from_deprecated_names():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.npu.get_device_limit(0)
+        torch.npu.memory_reserved()
