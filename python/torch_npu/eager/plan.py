@@ -47,6 +47,8 @@ UNSTATED_WRITES = {
     "aten::native_batch_norm": ("aten::_native_batch_norm_legit",
                                 lambda args: args[5] is True and args[3] is not None and args[4] is not None),
 }
+# A factory's arguments its out= form does not have (the out tensor gives them).
+TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
 # Retraces that take a 0-d tensor for each float argument (so those become kernel parameters).
 PARAMETER_RETRACES = frozenset(BATCH_NORM_RETRACES) | frozenset(SCALED_POINTWISE_RETRACES)
 
@@ -81,10 +83,11 @@ class Writes:
     out_args: frozenset[int] = frozenset()  # written arguments that are out= (resized to the result)
 
 
-def _signature(schema: torch._C.FunctionSchema, tensorize: frozenset = frozenset()) -> list[tuple[str, str]]:
+def _signature(schema: torch._C.FunctionSchema, tensorize: frozenset = frozenset(),
+               options: bool = True) -> list[tuple[str, str]]:
     sig = []
     for a in schema.arguments:
-        if a.is_out:
+        if a.is_out or (not options and a.kwarg_only and a.name in TENSOR_OPTIONS):
             continue
         kind = str(a.type)
         if a.name in tensorize:
@@ -119,7 +122,9 @@ def _functional_variant(op: torch._ops.OpOverload, results: int) -> torch._ops.O
         for overload in packet.overloads() if packet is not None else ():
             candidate = getattr(packet, overload)
             schema = candidate._schema
-            if not schema.is_mutable and _signature(schema) == signature and len(schema.returns) == results:
+            # A factory pairs with its out= form without its TensorOptions (arange.start_out -> start_step).
+            paired = _signature(schema) == signature or _signature(schema, options=False) == signature
+            if not schema.is_mutable and paired and len(schema.returns) == results:
                 return candidate
     return None
 
@@ -236,6 +241,9 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
     writes = functional_of(_stated(op_name, args))
     op = writes.op
     schema_args = [a for a in op._schema.arguments]
+    if all(a.name in TENSOR_OPTIONS for a in schema_args[len(args):]):
+        # The factory's defaults: its result is cast into the out= tensor (the key leaves out= tensors out).
+        args = list(args) + [None] * (len(schema_args) - len(args))
     if len(schema_args) != len(args):
         raise PlanError(f"{op_name} got {len(args)} arguments, its functional form takes {len(schema_args)}")
     plan = Plan({"target": f"{op._schema.name}.{op._overloadname}", "args": [], "tensors": [], "params": [], "block_dim": block_dim,
@@ -254,7 +262,7 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
             plan.request["args"].append(("value", SCALAR_TYPES[desc]))
         else:
             plan.request["args"].append(("value", desc))
-    if not plan.request["tensors"]:
+    if not plan.request["tensors"] and not writes.out_args:
         raise PlanError("the call has no NPU tensor")
     try:
         expected = _results(plan.request)

@@ -11,6 +11,7 @@ compiler refusing every call, where the fallback's zero-copy CPU kernel does the
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -61,7 +62,6 @@ SAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "_native_batch_norm_legit": {"running_mean": lambda: torch.randn(5), "running_var": lambda: _positive(5),
                                  "training": lambda: True, "momentum": lambda: 0.3},
     "masked_fill_.Tensor": {"value": lambda: torch.tensor(-2.5)},
-    "arange.start_out": {"start": lambda: 0, "end": lambda: 7, "step": lambda: 2},
 }
 BY_NAME: dict[str, Callable[[], Any]] = {
     "mask": lambda: torch.rand(SHAPE) > 0.5,
@@ -109,9 +109,82 @@ def _out_dtypes(op: torch._ops.OpOverload, args: dict) -> dict[str, torch.dtype]
             if i is not None and arguments[i].is_out and isinstance(r, torch.Tensor)}
 
 
+_recorded: dict[str, dict] = {}
+
+
+def _record_op_db() -> dict[str, dict]:
+    """The arguments of the first call of each aten overload in op_db's first samples (float32, else int64
+    or bool), forward and backward: realistic inputs (index ranges, pad sizes, dtypes) for the functional
+    forms of the ops."""
+    if _recorded:
+        return _recorded
+    from torch.testing._internal.common_methods_invocations import op_db
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten, tree_map
+
+    def bind(func: torch._ops.OpOverload, args: tuple, kwargs: dict) -> dict:
+        named = dict(kwargs)
+        named.update({a.name: v for a, v in zip(func._schema.arguments, args)})
+        return tree_map(lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v, named)
+
+    class Record(TorchDispatchMode):
+        called: set[str] = set()  # base names of the ops the current sample called
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.called.add(str(func).split(".")[1])
+            if str(func) not in _recorded:
+                _recorded[str(func)] = bind(func, args, kwargs or {})
+            return func(*args, **(kwargs or {}))
+
+    wanted = set()
+    for name in WRITING:
+        op = _stated(name)
+        wanted.add(str(op))
+        try:
+            wanted.add(str(functional_of(op).op))
+        except PlanError:
+            pass
+    # A backward is recorded by running the backward of the sample whose forward called its forward.
+    forwards = {w.split(".")[1].removesuffix("_backward") for w in wanted if "_backward" in w}
+    for info in op_db:
+        if wanted <= _recorded.keys():
+            break
+        dtype = next((d for d in (torch.float32, torch.int64, torch.bool) if d in info.dtypes), None)
+        if dtype is None:
+            continue
+        try:
+            grad = info.supports_autograd and dtype.is_floating_point
+            sample = next(iter(info.sample_inputs("cpu", dtype, requires_grad=grad)))
+            with Record() as record, warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # op_db's samples call deprecated ops on purpose
+                record.called = set()
+                out = info.op(sample.input, *sample.args, **sample.kwargs)
+                grads = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+                if grads and forwards & record.called:
+                    sum(g.sum() for g in grads).backward()
+        except Exception:  # a sample the CPU itself rejects records nothing
+            continue
+    return _recorded
+
+
+def _arguments(name: str, op: torch._ops.OpOverload) -> dict:
+    """Values of op's non-out arguments: hand-made (SAMPLES), else recorded from op_db, else generic."""
+    wanted = [a for a in op._schema.arguments if not a.is_out]
+    if name not in SAMPLES:
+        try:
+            functional = functional_of(op).op
+        except PlanError:
+            functional = op
+        for overload in (functional, op):
+            recorded = _record_op_db().get(str(overload))
+            if recorded is not None and all(a.name in recorded or a.has_default_value() for a in wanted):
+                return {a.name: recorded[a.name] if a.name in recorded else a.default_value for a in wanted}
+    return {a.name: _value(name, a) for a in wanted}
+
+
 def _sample(name: str) -> tuple[torch._ops.OpOverload, dict]:
     op = _stated(name)
-    args = {a.name: _value(name, a) for a in op._schema.arguments if not a.is_out}
+    args = _arguments(name, op)
     outs = [a for a in op._schema.arguments if a.is_out]
     dtypes = _out_dtypes(op, args)
     for a in outs:
@@ -231,3 +304,16 @@ def test_plan_routes_list_and_multiple_writes():
     plan = plan_call("aten::_amp_update_scale_", [one, step, one, 2.0, 0.5, 10], 1)
     assert plan.request["target"] == "aten::_amp_update_scale.default"
     assert plan.targets == [(0, -1, False), (1, -1, False)] and plan.returns == [(0, [], False)]
+
+
+@pytest.mark.parametrize("start,end,step,dtype", [(0, 7, 2, torch.int64), (0, 7, 2, torch.float32),
+                                                  (0.5, 3.0, 0.25, torch.float32), (1, 5, 1, torch.int32)])
+def test_a_factory_out_form_compiles_into_its_out_tensor(start, end, step, dtype, eager_stats):
+    # arange.start_out pairs with arange.start_step (TensorOptions dropped, as torchgen pairs them); the
+    # kernel has no input: the out tensor is the call's only NPU tensor.
+    out = torch.empty(0, dtype=dtype, device="npu")
+    got = _C._eager_op_command("aten::arange.start_out", [], {"start": start, "end": end, "step": step}, [out])
+    assert got[0].data_ptr() == out.data_ptr()
+    torch.testing.assert_close(out.cpu(), torch.arange(start, end, step, dtype=dtype))
+    row = eager_stats()["aten::arange.start_out"]
+    assert (row["compiled"], row["fallback"]) == (1, 0), row

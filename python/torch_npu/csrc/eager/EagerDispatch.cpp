@@ -107,7 +107,11 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
   std::vector<at::Tensor> inputs;
   inputs.reserve(kernel.inputs.size());
   for (const ArgRef& ref : kernel.inputs) inputs.push_back(argumentTensor(*stack, argBase, ref));
-  c10::Device device = inputs.empty() ? c10::Device(c10::DeviceType::PrivateUse1) : inputs.front().device();
+  // A factory's out= form has no input: the tensor it writes says where it runs.
+  c10::Device device = !inputs.empty()             ? inputs.front().device()
+                       : !kernel.targets.empty() && kernel.targets.front().ref.arg >= 0
+                           ? argumentTensor(*stack, argBase, kernel.targets.front().ref).device()
+                           : c10::Device(c10::DeviceType::PrivateUse1, currentDevice());
   for (const at::Tensor& t : inputs) {
     // The key leaves devices out (a kernel runs anywhere); one call's tensors must share one.
     TORCH_CHECK(t.device() == device, "Expected all tensors to be on the same device, but found at least two "
