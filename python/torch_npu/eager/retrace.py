@@ -12,6 +12,7 @@ compile workers alike (no torch_npu import). Scans, scatters and sorts are in re
 
 from __future__ import annotations
 
+import math as pymath
 from typing import Callable
 
 import torch
@@ -122,6 +123,73 @@ def _arg_extreme(op: torch._ops.OpOverload) -> Callable:
     return rewrite
 
 
+def roll(self: torch.Tensor, shifts: list[int], dims: list[int] = ()) -> torch.Tensor:
+    # torch-mlir has no lowering of roll: two slices concatenated per rolled dim.
+    if not dims:
+        return roll(self.reshape(-1), shifts, [0]).reshape(self.shape)
+    out = self
+    for shift, dim in zip(shifts, dims):
+        n = out.shape[dim]
+        shift %= n
+        if shift:
+            out = torch.cat([out.narrow(dim, n - shift, shift), out.narrow(dim, 0, n - shift)], dim)
+    return out if out is not self else self.clone()
+
+
+def _zero_d_reduction(op: torch._ops.OpOverload) -> Callable:
+    # torch-mlir cannot lower a dim reduction of a 0-d tensor; over its one element it is the element.
+    def rewrite(self: torch.Tensor, dim: int | list[int] | None = None, keepdim: bool = False) -> torch.Tensor:
+        if self.dim() == 0:
+            return op(self.reshape(1), [0] if isinstance(dim, (list, tuple)) or dim is None else 0, keepdim).reshape(())
+        return op(self, dim, keepdim)
+
+    return rewrite
+
+
+def _fextreme(pick: Callable) -> Callable:
+    # fmax/fmin ignore a NaN operand; torch-mlir's own lowering breaks on broadcast operands.
+    def rewrite(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+        return torch.where(torch.isnan(self), other, torch.where(torch.isnan(other), self, pick(self, other)))
+
+    return rewrite
+
+
+def hypot(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    # Scaled by the larger magnitude so the squares cannot overflow, as std::hypot.
+    a, b = torch.abs(_opmath(self)), torch.abs(_opmath(other))
+    big, small = torch.maximum(a, b), torch.minimum(a, b)
+    ratio = torch.where(big == 0, 0.0, small / big)
+    return (big * torch.sqrt(1.0 + ratio * ratio)).to(torch.result_type(self, other))
+
+
+def signbit(self: torch.Tensor) -> torch.Tensor:
+    if not self.is_floating_point():
+        return self < 0
+    # -0.0 has its sign bit set: 1 / -0.0 = -inf.
+    return torch.where(self == 0, torch.reciprocal(self) < 0, self < 0)
+
+
+def copysign(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    dtype = torch.result_type(self, other)
+    dtype = dtype if dtype.is_floating_point else torch.get_default_dtype()
+    magnitude = torch.abs(self.to(dtype))
+    return torch.where(signbit(other), -magnitude, magnitude)
+
+
+def angle(self: torch.Tensor) -> torch.Tensor:
+    x = self if self.is_floating_point() else self.to(torch.get_default_dtype())
+    return torch.where(torch.isnan(x), x, torch.where(x < 0, pymath.pi, 0.0).to(x.dtype))
+
+
+def addmv(self: torch.Tensor, mat: torch.Tensor, vec: torch.Tensor, *, beta: float = 1, alpha: float = 1) -> torch.Tensor:
+    product = torch.mv(mat, vec)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:  # self is ignored, NaN included
+        return product.expand(torch.broadcast_shapes(self.shape, product.shape)).clone()
+    return product + (self if beta == 1 else self * beta)
+
+
 def _promoted_comparison(op: torch._ops.OpOverload) -> Callable:
     # torch compares in the promoted dtype: a 0-d float32 operand (a scalar parameter) against a
     # bfloat16 tensor is rounded to bfloat16 first (x <= 0.3 holds for x = bf16(0.3)); torch-mlir
@@ -143,6 +211,16 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.embedding_dense_backward.default: embedding_dense_backward,
     **{op: _promoted_comparison(op) for op in (aten.eq.Tensor, aten.ne.Tensor, aten.lt.Tensor, aten.le.Tensor,
                                                 aten.gt.Tensor, aten.ge.Tensor)},
+    aten.roll.default: roll,
+    **{op: _zero_d_reduction(op) for op in (aten.amax.default, aten.amin.default, aten.all.dim, aten.any.dim,
+                                             aten.all.dims, aten.any.dims)},
+    aten.fmax.default: _fextreme(torch.maximum),
+    aten.fmin.default: _fextreme(torch.minimum),
+    aten.hypot.default: hypot,
+    aten.signbit.default: signbit,
+    aten.copysign.Tensor: copysign,
+    aten.angle.default: angle,
+    aten.addmv.default: addmv,
     **MASKED,
 }
 

@@ -3,11 +3,12 @@
 torch-mlir lowers cumsum to `tm_tensor.scan`, scatter/scatter_add to `tm_tensor.scatter` and
 topk/sort to `tm_tensor.sort` (or crashes on them), none of which the Ascend pipeline can lower.
 Each rewrite here states the op over one extra axis and reduces it away:
-- cumsum: out[j] = sum_k (k <= j) * x[k];
-- scatter_add / scatter: out[c] = self[c] + sum_j (index[j] == c) * src[j] (scatter keeps the
-  last j that hits c, as the CPU's serial loop does);
-- topk / sort / kthvalue: each element's rank is the count of elements ordered before it (NaN
-  largest, ties by position, so the order is stable); the k-th output is the element of rank k.
+- cumsum / cumprod / logcumsumexp: out[j] = sum_k (k <= j) * x[k] (or a product, a log-sum-exp);
+- scatter_add / scatter / scatter_reduce / put / max_unpool: out[c] = self[c] + sum_j (index[j] == c)
+  * src[j] (scatter keeps the last j that hits c, as the CPU's serial loop does);
+- topk / sort / kthvalue / nanmedian: each element's rank is the count of elements ordered before
+  it (NaN largest, ties by position, so the order is stable); the k-th output is the element of rank k;
+- bucketize counts the boundaries below each value; isin compares with every test element.
 The comparison fuses into the reduction as its producer, so the extra axis is never stored; the
 work is quadratic in the scanned/sorted length, linear in everything else. Half-precision sums
 accumulate in float32, as torch's CPU kernels do. Imported by retrace.py.
@@ -155,6 +156,135 @@ def kthvalue(self: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False) -
     return _ordered(self, 1, dim, False, first=k - 1, keepdim=keepdim)
 
 
+def cumprod(self: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    if dtype is None:
+        dtype = self.dtype if self.is_floating_point() else torch.int64
+    x = self.to(dtype)
+    if x.dim() == 0:
+        return x.clone()
+    acc = _accumulated(x).movedim(dim, -1)
+    n = acc.shape[-1]
+    upto = _positions(n, x.device, -2) <= _positions(n, x.device, -1)
+    return torch.where(upto, acc.unsqueeze(-1), 1).prod(-2).to(dtype).movedim(-1, dim)
+
+
+def logcumsumexp(self: torch.Tensor, dim: int) -> torch.Tensor:
+    if self.dim() == 0:
+        return self.clone()
+    x = _accumulated(self).movedim(dim, -1)
+    n = x.shape[-1]
+    upto = _positions(n, x.device, -2) <= _positions(n, x.device, -1)
+    terms = x.unsqueeze(-1)  # [..., k, j]
+    peak = torch.where(upto, terms, float("-inf")).amax(-2, keepdim=True)
+    peak = torch.where(torch.isinf(peak), 0.0, peak)  # all -inf (or an inf) must not give inf - inf
+    total = torch.where(upto, torch.exp(terms - peak), 0.0).sum(-2, keepdim=True)
+    return (torch.log(total) + peak).squeeze(-2).to(self.dtype).movedim(-1, dim)
+
+
+def _median(self: torch.Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    x = self.movedim(dim, -1)
+    n = x.shape[-1]
+    nans = torch.isnan(x).sum(-1, keepdim=True).unsqueeze(-1)  # [..., 1, 1]
+    if ignore_nan:  # the lower median of the numbers; NaN ranks last, so all-NaN rows pick a NaN
+        wanted = torch.clamp((n - nans - 1) // 2, min=0)
+    else:  # any NaN makes the median NaN: the first NaN
+        wanted = torch.where(nans > 0, n - nans, (n - 1) // 2)
+    values, indices = _select_ranks(x, _ranks(x, largest=False), wanted)
+    values, indices = values.squeeze(-1), indices.squeeze(-1)
+    if keepdim:
+        return values.unsqueeze(dim), indices.unsqueeze(dim)
+    return values, indices
+
+
+def nanmedian_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _median(self, dim, keepdim, ignore_nan=True)
+
+
+def _extreme(dtype: torch.dtype, largest: bool) -> float | int:
+    info = torch.finfo(dtype) if dtype.is_floating_point else torch.iinfo(dtype)
+    if dtype.is_floating_point:
+        return float("inf") if largest else float("-inf")
+    return info.max if largest else info.min
+
+
+def scatter_reduce(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor, reduce: str,
+                   include_self: bool = True) -> torch.Tensor:
+    dim = _scatter_layout(self, dim, index)
+    src = src[tuple(slice(0, s) for s in index.shape)]
+    hit = _hits(index, dim, self.shape[dim])
+    values = _accumulated(src).movedim(dim, -1).unsqueeze(-1)
+    base = _accumulated(self)
+    if reduce in ("sum", "mean"):
+        reduced = torch.where(hit, values, 0).sum(-2)
+    elif reduce == "prod":
+        reduced = torch.where(hit, values, 1).prod(-2)
+    elif reduce in ("amax", "amin"):
+        neutral = _extreme(values.dtype, largest=reduce == "amin")
+        reduced = torch.where(hit, values, neutral)
+        reduced = reduced.amax(-2) if reduce == "amax" else reduced.amin(-2)
+    else:
+        raise NotImplementedError(f"scatter_reduce '{reduce}' runs on the CPU fallback")
+    reduced = _covering(reduced, dim, self.shape, 0)
+    written = _covering(hit.any(-2), dim, self.shape, False)
+    if include_self:
+        if reduce in ("sum", "mean"):
+            combined = base + reduced
+        elif reduce == "prod":
+            combined = base * reduced
+        else:
+            combined = torch.maximum(base, reduced) if reduce == "amax" else torch.minimum(base, reduced)
+    else:
+        combined = reduced
+    if reduce == "mean":
+        count = _covering(hit.sum(-2), dim, self.shape, 0) + int(include_self)
+        count = torch.clamp(count, min=1)
+        combined = combined / count if combined.is_floating_point() else torch.div(combined, count,
+                                                                                   rounding_mode="floor")
+    return torch.where(written, combined, base).to(self.dtype)
+
+
+def max_unpool(self: torch.Tensor, indices: torch.Tensor, output_size: list[int], *_: object) -> torch.Tensor:
+    """max_unpool2d/3d: each pooled value written at its flat position in the output plane / volume."""
+    spatial = len(output_size)
+    lead = self.shape[:-spatial]
+    flat = self.reshape(*lead, -1)
+    plane = 1
+    for size in output_size:
+        plane *= size
+    out = torch.zeros((*lead, plane), dtype=self.dtype, device=self.device)
+    return scatter_src(out, -1, indices.reshape(*lead, -1), flat).reshape(*lead, *output_size)
+
+
+def put(self: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
+    flat = self.reshape(-1)
+    wrapped = torch.where(index < 0, index + flat.shape[0], index).reshape(-1)
+    values = source.reshape(-1)
+    written = scatter_add(flat, 0, wrapped, values) if accumulate else scatter_src(flat, 0, wrapped, values)
+    return written.reshape(self.shape)
+
+
+def _count_before(sequence: torch.Tensor, values: torch.Tensor, right: bool) -> torch.Tensor:
+    """How many entries of each (sorted) row of `sequence` are < (<= if right) each value."""
+    if sequence.dim() == 1:
+        rows, wanted = sequence, values.unsqueeze(-1)
+    else:
+        rows, wanted = sequence.unsqueeze(-2), values.unsqueeze(-1)
+    return ((rows <= wanted) if right else (rows < wanted)).sum(-1)
+
+
+def bucketize(self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool = False,
+              right: bool = False) -> torch.Tensor:
+    return _count_before(boundaries, self, right).to(torch.int32 if out_int32 else torch.int64)
+
+
+def isin(elements: torch.Tensor, test_elements: torch.Tensor, *, assume_unique: bool = False,
+         invert: bool = False) -> torch.Tensor:
+    found = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
+    return ~found if invert else found
+
+
 MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.cumsum.default: cumsum,
     aten.scatter_add.default: scatter_add,
@@ -164,4 +294,13 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.sort.default: sort,
     aten.sort.stable: sort_stable,
     aten.kthvalue.default: kthvalue,
+    aten.cumprod.default: cumprod,
+    aten._logcumsumexp.default: logcumsumexp,
+    aten.nanmedian.dim: nanmedian_dim,
+    aten.scatter_reduce.two: scatter_reduce,
+    aten.max_unpool2d.default: max_unpool,
+    aten.max_unpool3d.default: max_unpool,
+    aten.put.default: put,
+    aten.bucketize.Tensor: bucketize,
+    aten.isin.Tensor_Tensor: isin,
 }
