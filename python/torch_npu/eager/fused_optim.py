@@ -135,6 +135,17 @@ def _npu_fused_bert_adam(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch
     return (p - lr * update).to(param.dtype), m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), g.to(grad.dtype)
 
 
+def _npu_fused_lamb_moments(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor,
+                            grad_divisor: torch.Tensor, beta1: float, beta2: float, eps: float,
+                            weight_decay: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(exp_avg, exp_avg_sq, float32 Adam step) of LAMB; the gradient is divided by grad_divisor (a device
+    scalar: the global gradient norm when it exceeds 1). The per-parameter trust ratio is applied after."""
+    g = grad.float() / grad_divisor.reshape(()).float()
+    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
+    adam_step = m / (v.sqrt() + eps) + weight_decay * param.float()
+    return m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), adam_step
+
+
 # torch.optim's fused=True path (aten::_fused_adam_ / _fused_adamw_ / _fused_sgd_, one kernel per tensor):
 # the step count is a device tensor, grad_scale divides the gradient (stored back unscaled) and a
 # nonzero found_inf leaves every tensor as it was, as torch's CUDA kernels do - all without a host sync.
@@ -191,6 +202,7 @@ REFERENCES = {
     "_npu_fused_adadelta": _npu_fused_adadelta,
     "_npu_fused_rmsprop": _npu_fused_rmsprop,
     "_npu_fused_bert_adam": _npu_fused_bert_adam,
+    "_npu_fused_lamb_moments": _npu_fused_lamb_moments,
     "_npu_fused_adam_tensor_step": _npu_fused_adam_tensor_step,
     "_npu_fused_sgd_tensor_step": _npu_fused_sgd_tensor_step,
 }

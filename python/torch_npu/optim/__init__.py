@@ -3,6 +3,7 @@
 from torch_npu.optim.npu_fused_adadelta import NpuFusedAdadelta
 from torch_npu.optim.npu_fused_adam import NpuFusedAdam, NpuFusedAdamW
 from torch_npu.optim.npu_fused_bert_adam import NpuFusedBertAdam
+from torch_npu.optim.npu_fused_lamb import NpuFusedLamb
 from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase
 from torch_npu.optim.npu_fused_rmsprop import NpuFusedRMSprop, NpuFusedRMSpropTF
 from torch_npu.optim.npu_fused_sgd import NpuFusedSGD
@@ -12,6 +13,7 @@ __all__ = [
     "NpuFusedAdam",
     "NpuFusedAdamW",
     "NpuFusedBertAdam",
+    "NpuFusedLamb",
     "NpuFusedOptimizerBase",
     "NpuFusedRMSprop",
     "NpuFusedRMSpropTF",

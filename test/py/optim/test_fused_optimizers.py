@@ -15,6 +15,7 @@ from torch_npu.optim import (
     NpuFusedAdam,
     NpuFusedAdamW,
     NpuFusedBertAdam,
+    NpuFusedLamb,
     NpuFusedRMSprop,
     NpuFusedRMSpropTF,
     NpuFusedSGD,
@@ -241,5 +242,33 @@ def test_bert_adam_matches_its_formula(no_fallback):
     kwargs = dict(lr=0.05, t_total=20, warmup=0.1, max_grad_norm=1.0, weight_decay=0.01)
     _run(NpuFusedBertAdam(npu_params, **kwargs), npu_params, targets, range(20))
     _bert_adam_reference(cpu_params, targets, range(20), **kwargs)
+    for p, r in zip(npu_params, cpu_params):
+        torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=1e-3, atol=1e-3)
+
+
+def _lamb_reference(params, targets, steps, lr, weight_decay, b1=0.9, b2=0.999, eps=1e-6):
+    """LAMB as torch_npu defines it (no bias correction, trust ratio clamp(||p||, 0, 10) / ||step||), on the CPU."""
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    for step in steps:
+        for p in params:
+            p.grad = None
+        _backward(params, targets, step)
+        with torch.no_grad():
+            for p, m_, v_ in zip(params, m, v):
+                m_.mul_(b1).add_(p.grad, alpha=1 - b1)
+                v_.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                adam_step = m_ / (v_.sqrt() + eps) + weight_decay * p
+                w, a = p.norm().clamp(0, 10), adam_step.norm()
+                trust = 1.0 if w == 0 or a == 0 else w / a
+                p.sub_(lr * trust * adam_step)
+
+
+def test_lamb_matches_its_formula(no_fallback):
+    fp32 = [torch.float32] * 4
+    targets = _targets(fp32)
+    npu_params, cpu_params = _params(fp32, "npu"), _params(fp32, "cpu")
+    _run(NpuFusedLamb(npu_params, lr=0.01, weight_decay=0.01), npu_params, targets, range(20))
+    _lamb_reference(cpu_params, targets, range(20), lr=0.01, weight_decay=0.01)
     for p, r in zip(npu_params, cpu_params):
         torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=1e-3, atol=1e-3)
