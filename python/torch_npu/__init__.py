@@ -27,5 +27,6 @@ from torch_npu.ops import *  # noqa: E402,F401,F403  (torch_npu.npu_swiglu, ... 
 from torch_npu import profiler  # noqa: E402,F401  (torch_npu.profiler.profile, ...)
 from torch_npu import optim  # noqa: E402,F401  (torch_npu.optim.NpuFusedAdamW, ...)
 from torch_npu.utils.combined_tensors import npu_change_data_ptr  # noqa: E402
+from torch_npu.npu.stream_uses import erase_stream  # noqa: E402
 
-__all__ = ["npu", "npu_change_data_ptr", "optim", *ops.__all__, *storage_formats.__all__]
+__all__ = ["npu", "erase_stream", "npu_change_data_ptr", "optim", *ops.__all__, *storage_formats.__all__]

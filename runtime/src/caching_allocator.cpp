@@ -146,6 +146,14 @@ aclError cacheRecordStream(void* ptr, aclrtStream stream) {
   return cache->recordStream(ptr, stream);
 }
 
+aclError cacheEraseStream(void* ptr, aclrtStream stream) {
+  if (stream == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "cacheEraseStream: stream is null");
+  if (ptr == nullptr) return ACL_SUCCESS;
+  DeviceCache* cache = nullptr;
+  if (aclError rc = cacheOwning(ptr, "cacheEraseStream", &cache)) return rc;
+  return cache->eraseStream(ptr, stream);
+}
+
 aclError cacheEmpty(int32_t device) {
   if (device != -1) {
     DeviceCache* cache = nullptr;

@@ -345,6 +345,16 @@ aclError DeviceCache::recordStream(void* ptr, aclrtStream stream) {
   return ACL_SUCCESS;
 }
 
+aclError DeviceCache::eraseStream(void* ptr, aclrtStream stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = active_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == active_.end() || !it->second->allocated) {
+    return fail(ACL_ERROR_INVALID_PARAM, "cacheEraseStream: the pointer is not a live block from cacheMalloc");
+  }
+  it->second->streamUses.erase(stream);
+  return ACL_SUCCESS;
+}
+
 aclError DeviceCache::emptyCache() {
   std::unique_lock<std::mutex> lock(mutex_);
   synchronizeAndFreeEvents(lock);

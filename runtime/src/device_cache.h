@@ -69,6 +69,7 @@ class DeviceCache {
   aclError malloc(void** ptr, size_t size, aclrtStream stream, const std::string& context);
   aclError free(void* ptr, const std::string& context);
   aclError recordStream(void* ptr, aclrtStream stream);
+  aclError eraseStream(void* ptr, aclrtStream stream);
   aclError emptyCache();
 
   DeviceStats stats();

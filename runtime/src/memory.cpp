@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "error.h"
+#include "npurt/caching_allocator.h"
 
 namespace npurt {
 namespace {
@@ -125,6 +126,25 @@ size_t deviceMemoryUsed(int32_t device) {
   std::lock_guard<std::mutex> lock(reg.mutex);
   auto it = reg.usedBytes.find(device);
   return it == reg.usedBytes.end() ? 0 : it->second;
+}
+
+aclError cacheRegisterExternal(void* ptr, size_t size, int32_t device) {
+  if (ptr == nullptr || size == 0) return fail(ACL_ERROR_INVALID_PARAM, "cacheRegisterExternal: empty range");
+  if (aclError rc = checkDevice(device, "cacheRegisterExternal")) return rc;
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
+  reg.ranges[base] = MemoryRange{base, size, ACL_MEM_LOCATION_DEVICE, device};
+  return ACL_SUCCESS;
+}
+
+aclError cacheUnregisterExternal(void* ptr) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  if (reg.ranges.erase(reinterpret_cast<uintptr_t>(ptr)) == 0) {
+    return fail(ACL_ERROR_INVALID_PARAM, "cacheUnregisterExternal: " + hexAddress(ptr) + " is not registered");
+  }
+  return ACL_SUCCESS;
 }
 
 }  // namespace npurt

@@ -27,6 +27,7 @@ from torch_npu.npu import (
     limits,
     memory_aliases,
     options,
+    pluggable_allocator,
     typed_tensors,
 )
 from torch_npu.utils.error_code import ErrCode, SubModule, npu_error, pta_error
@@ -51,6 +52,7 @@ OWN_MODULES = [
     limits,
     memory_aliases,
     options,
+    pluggable_allocator,
     typed_tensors,
 ]
 
@@ -154,7 +156,7 @@ use_compatible_impl are_compatible_impl_enabled matmul conv set_dump init_dump f
 set_deterministic_level enable_deterministic_with_backward disable_deterministic_with_backward ExternalStream
 BoolStorage ByteStorage ShortStorage LongStorage IntStorage HalfStorage CharStorage DoubleStorage FloatStorage
 BFloat16Storage BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor HalfTensor IntTensor LongTensor
-ShortTensor BFloat16Tensor _get_device_index
+ShortTensor BFloat16Tensor _get_device_index NPUPluggableAllocator change_current_allocator get_allocator_backend
 """.split()
 
 TESTING_NAMES = {
@@ -186,7 +188,7 @@ def test_testing_and_utils_names_exist(module_name):
 
 
 def test_extension_names_exist():
-    assert callable(torch_npu._C._weak_ref_tensor)
+    assert callable(torch_npu._C._weak_ref_tensor) and callable(torch_npu.erase_stream)
     assert torch.npu.get_device_name().startswith("Ascend910B")
     assert hasattr(torch.npu.Stream, "npu_stream")
     assert hasattr(torch.npu.get_device_properties(0), "uuid")

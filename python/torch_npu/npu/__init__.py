@@ -113,6 +113,7 @@ from torch_npu.npu import limits as _limits  # noqa: E402
 from torch_npu.npu import memory_aliases as _memory_aliases  # noqa: E402
 from torch_npu.npu import mstx as _mstx  # noqa: E402
 from torch_npu.npu import options as _options  # noqa: E402
+from torch_npu.npu import pluggable_allocator as _pluggable_allocator  # noqa: E402
 from torch_npu.npu import typed_tensors as _typed_tensors  # noqa: E402
 from torch_npu.npu import utils  # noqa: E402,F401  (torch_npu.npu.utils.is_support_inf_nan, ...)
 from torch_npu.npu.backend_config import *  # noqa: E402,F403
@@ -125,10 +126,11 @@ from torch_npu.npu.limits import *  # noqa: E402,F403
 from torch_npu.npu.memory_aliases import *  # noqa: E402,F403
 from torch_npu.npu.mstx import *  # noqa: E402,F403
 from torch_npu.npu.options import *  # noqa: E402,F403
+from torch_npu.npu.pluggable_allocator import *  # noqa: E402,F403
 from torch_npu.npu.typed_tensors import *  # noqa: E402,F403
 
 __all__ += [
     *_backend_config.__all__, *_deterministic.__all__, *_device_checks.__all__, *_dump.__all__,
     *_external_stream.__all__, *_limits.__all__, *_memory_aliases.__all__, *_mstx.__all__, *_options.__all__,
-    *_typed_tensors.__all__,
+    *_typed_tensors.__all__, *_pluggable_allocator.__all__,
 ]

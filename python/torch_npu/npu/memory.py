@@ -334,3 +334,11 @@ def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
     """
     with open(filename, "wb") as f:
         pickle.dump(_snapshot(), f)
+
+
+# torch.cuda.memory's home of the pluggable allocator names (torch.npu.memory.change_current_allocator).
+from torch_npu.npu.pluggable_allocator import (  # noqa: E402
+    NPUPluggableAllocator,
+    change_current_allocator,
+    get_allocator_backend,
+)

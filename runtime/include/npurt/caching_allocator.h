@@ -31,6 +31,13 @@ aclError cacheMalloc(void** ptr, size_t size, int32_t device, aclrtStream stream
 aclError cacheFree(void* ptr);
 // Marks `ptr` as used by `stream`, so its reuse waits for that stream's work.
 aclError cacheRecordStream(void* ptr, aclrtStream stream);
+// Memory from a pluggable allocator (torch.npu.change_current_allocator): registered as
+// device memory of `device` so copies, kernels and pointer queries accept it; it does
+// not count against the device capacity. Unregister before the owner frees it.
+aclError cacheRegisterExternal(void* ptr, size_t size, int32_t device);
+aclError cacheUnregisterExternal(void* ptr);
+// Undoes cacheRecordStream: `ptr`'s reuse no longer waits for `stream` (torch_npu.erase_stream).
+aclError cacheEraseStream(void* ptr, aclrtStream stream);
 // Releases every unused cached segment of `device` (-1: all devices).
 aclError cacheEmpty(int32_t device);
 // Device memory is host memory: when an allocation fails after its own device's

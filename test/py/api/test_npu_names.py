@@ -201,3 +201,61 @@ def test_warnings_only_from_deprecated_names():
         warnings.simplefilter("error")
         torch.npu.get_device_limit(0)
         torch.npu.memory_reserved()
+
+
+def test_erase_stream_undoes_record_stream():
+    side = torch.npu.Stream()
+    x = torch.empty(1 << 18, device="npu")
+    address = x.data_ptr()
+    torch_npu._C._npu_sleep_on_stream(300)
+    with torch.npu.stream(side):
+        torch_npu._C._npu_sleep_on_stream(300)
+    x.record_stream(side)
+    torch_npu.erase_stream(x, side)
+    del x  # no pending use on `side` any more: the block is reusable at once
+    y = torch.empty(1 << 18, device="npu")
+    assert y.data_ptr() == address
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch_npu.erase_stream(torch.ones(1), side)
+    torch.npu.synchronize()
+
+
+def test_pluggable_allocator_functions_are_called(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    source = tmp_path / "alloc.c"
+    source.write_text(textwrap.dedent("""
+        #include <stdlib.h>
+        long allocs = 0, frees = 0;
+        void* my_alloc(size_t size, int device, void* stream) { ++allocs; return aligned_alloc(512, (size + 511) / 512 * 512); }
+        void my_free(void* ptr, size_t size, int device, void* stream) { ++frees; free(ptr); }
+    """))
+    library = tmp_path / "alloc.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    code = textwrap.dedent(f"""
+        import ctypes, torch, torch_npu
+        allocator = torch.npu.memory.NPUPluggableAllocator({str(library)!r}, "my_alloc", "my_free")
+        torch.npu.memory.change_current_allocator(allocator)
+        lib = ctypes.CDLL({str(library)!r})
+        x = torch.full((1000,), 2.0, device="npu")
+        y = (x.cpu() * 3).npu()
+        print("ALLOCS", ctypes.c_long.in_dll(lib, "allocs").value >= 2, float(y.sum().cpu()) == 6000.0)
+        del x, y
+        print("FREES", ctypes.c_long.in_dll(lib, "frees").value >= 2, torch.npu.get_allocator_backend())
+        try:
+            torch.npu.memory.change_current_allocator(allocator)
+        except RuntimeError as error:
+            print("SWAP", "ERR00007" in str(error))
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ALLOCS", "True", "True", "FREES", "True", "pluggable", "SWAP", "True"]
+
+
+def test_allocator_swap_after_first_use_raises():
+    torch.ones(1, device="npu")
+    assert torch.npu.get_allocator_backend() == "native"
+    with pytest.raises(TypeError, match="ERR00002"):
+        torch.npu.change_current_allocator("libfoo.so")

@@ -4,7 +4,11 @@
 #include <c10/core/StorageImpl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "npurt/acl_rt.h"
@@ -33,6 +37,53 @@ void copyStat(const npurt::Stat& from, c10::CachingDeviceAllocator::Stat& to) {
   to.freed = from.freed;
 }
 
+// The user's allocator once change_current_allocator swapped it in, and what each of
+// its blocks was allocated with (its free function takes them back).
+struct Pluggable {
+  PluggableAlloc alloc = nullptr;
+  PluggableFree free = nullptr;
+  std::mutex mutex;
+  std::unordered_map<void*, std::tuple<size_t, int, aclrtStream>> blocks;
+};
+
+Pluggable& pluggable() {
+  static Pluggable* instance = new Pluggable();  // leaked: blocks may be freed at exit
+  return *instance;
+}
+
+std::atomic<bool> deviceAllocatorUsed{false};
+
+void freePluggableBlock(void* ptr) {
+  Pluggable& p = pluggable();
+  std::tuple<size_t, int, aclrtStream> info;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    auto it = p.blocks.find(ptr);
+    if (it == p.blocks.end()) return;
+    info = it->second;
+    p.blocks.erase(it);
+  }
+  (void)npurt::cacheUnregisterExternal(ptr);
+  p.free(ptr, std::get<0>(info), std::get<1>(info), std::get<2>(info));
+}
+
+c10::DataPtr allocatePluggable(size_t nbytes, c10::DeviceIndex device) {
+  Pluggable& p = pluggable();
+  void* ptr = nullptr;
+  if (nbytes > 0) {
+    aclrtStream stream = nativeStream(getCurrentStream(device));
+    ptr = p.alloc(nbytes, device, stream);
+    TORCH_CHECK_WITH(OutOfMemoryError, ptr != nullptr, "NPU out of memory. The pluggable allocator returned null for ",
+                     nbytes, " bytes on device ", static_cast<int>(device), ".\n", ptaErr(ErrCode::MEMORY));
+    aclError status = npurt::cacheRegisterExternal(ptr, nbytes, device);
+    if (status != ACL_SUCCESS) p.free(ptr, nbytes, device, stream);
+    NPU_CHECK_ACL(status);
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.blocks[ptr] = {nbytes, device, stream};
+  }
+  return {ptr, ptr, &freePluggableBlock, c10::Device(c10::DeviceType::PrivateUse1, device)};
+}
+
 class NpuAllocator final : public c10::DeviceAllocator {
  public:
   c10::DataPtr allocate(size_t nbytes) override {
@@ -41,6 +92,8 @@ class NpuAllocator final : public c10::DeviceAllocator {
     markInitialized(device);
     TORCH_CHECK_WITH(OutOfMemoryError, nbytes < kOneExaByte,
                      "NPU out of memory. Tried to allocate more than 1EB memory.\n", ptaErr(ErrCode::MEMORY));
+    deviceAllocatorUsed.store(true, std::memory_order_relaxed);
+    if (pluggable().alloc != nullptr) return allocatePluggable(nbytes, device);
     void* ptr = nullptr;
     if (nbytes > 0) {
       aclError status = npurt::cacheMalloc(&ptr, nbytes, device, nativeStream(getCurrentStream(device)));
@@ -55,7 +108,9 @@ class NpuAllocator final : public c10::DeviceAllocator {
     return {ptr, ptr, &freeDeviceBlock, c10::Device(c10::DeviceType::PrivateUse1, device)};
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return &freeDeviceBlock; }
+  c10::DeleterFnPtr raw_deleter() const override {
+    return pluggable().alloc != nullptr ? &freePluggableBlock : &freeDeviceBlock;
+  }
 
   void copy_data(void* dest, const void* src, size_t count) const override {
     NPU_CHECK_ACL(aclrtMemcpy(dest, count, src, count, ACL_MEMCPY_DEVICE_TO_DEVICE));
@@ -66,7 +121,7 @@ class NpuAllocator final : public c10::DeviceAllocator {
   void emptyCache(c10::MempoolId_t /*mempool_id*/) override { NPU_CHECK_ACL(npurt::cacheEmpty(-1)); }
 
   void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
-    if (ptr.get() == nullptr) return;
+    if (ptr.get() == nullptr || ptr.get_deleter() == &freePluggableBlock) return;  // the user's allocator decides
     NPU_CHECK_ACL(npurt::cacheRecordStream(ptr.get(), nativeStream(stream)));
   }
 
@@ -227,6 +282,19 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &deviceAllocatorInstance);
 
 c10::DeviceAllocator* npuAllocator() { return &deviceAllocatorInstance; }
 at::HostAllocator* pinnedAllocator() { return &pinnedAllocatorInstance(); }
+
+void usePluggableAllocator(PluggableAlloc alloc, PluggableFree free) {
+  TORCH_CHECK(alloc != nullptr && free != nullptr, "the pluggable allocator needs both an alloc and a free function\n",
+              ptaErr(ErrCode::PARAM));
+  TORCH_CHECK(!deviceAllocatorUsed.load(), "Can't swap an already initialized allocator: "
+              "call torch.npu.memory.change_current_allocator before the first NPU allocation\n",
+              ptaErr(ErrCode::NOT_SUPPORT));
+  Pluggable& p = pluggable();
+  p.free = free;
+  p.alloc = alloc;
+}
+
+const char* allocatorBackend() { return pluggable().alloc != nullptr ? "pluggable" : "native"; }
 
 bool isPinnedPtr(const void* ptr) {
   aclrtMemLocation location = ACL_MEM_LOCATION_UNREGISTERED;

@@ -286,6 +286,14 @@ TORCH_NPU_BINDINGS(bindMemory) {
   });
   m.def("_npu_memory_snapshot", &memorySnapshot);
   m.def("_npu_host_memory_stats", &hostMemoryStats);
+  m.def("_npu_change_allocator", [](uintptr_t alloc, uintptr_t free) {
+    usePluggableAllocator(reinterpret_cast<PluggableAlloc>(alloc), reinterpret_cast<PluggableFree>(free));
+  });
+  m.def("_npu_allocator_backend", [] { return std::string(allocatorBackend()); });
+  m.def("_npu_erase_stream", [](uintptr_t ptr, int64_t id, int64_t device) {
+    c10::Stream stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)), id);
+    checkAllocator(npurt::cacheEraseStream(reinterpret_cast<void*>(ptr), nativeStream(stream)), "erase_stream");
+  });
   m.def("_npu_host_empty_cache", [] {
     py::gil_scoped_release noGil;
     pinnedAllocator()->empty_cache();
