@@ -259,3 +259,20 @@ def test_allocator_swap_after_first_use_raises():
     assert torch.npu.get_allocator_backend() == "native"
     with pytest.raises(TypeError, match="ERR00002"):
         torch.npu.change_current_allocator("libfoo.so")
+
+
+def test_param_data_assignment_between_npu_tensors():
+    param = torch.nn.Parameter(torch.ones(3, device="npu"))
+    other = torch.arange(4.0, device="npu")
+    param.data = other
+    assert param.shape == (4,) and param.data_ptr() == other.data_ptr() and param.requires_grad
+    assert param.detach().cpu().tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_contiguous_under_fake_tensor_mode():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        x = torch.empty(2, 3, device="npu").t()
+        y = x.contiguous()
+    assert y.shape == (3, 2) and y.device.type == "npu" and y.is_contiguous() and not x.is_contiguous()
