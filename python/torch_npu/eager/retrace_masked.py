@@ -4,7 +4,7 @@ torch-mlir lowers cumsum to `tm_tensor.scan`, scatter/scatter_add to `tm_tensor.
 topk/sort to `tm_tensor.sort` (or crashes on them), none of which the Ascend pipeline can lower.
 Each rewrite here states the op over one extra axis and reduces it away:
 - cumsum / cumprod / logcumsumexp: out[j] = sum_k (k <= j) * x[k] (or a product, a log-sum-exp);
-- scatter_add / scatter / scatter_reduce / put / max_unpool: out[c] = self[c] + sum_j (index[j] == c)
+- scatter_add / scatter / scatter_reduce / max_unpool: out[c] = self[c] + sum_j (index[j] == c)
   * src[j] (scatter keeps the last j that hits c, as the CPU's serial loop does);
 - topk / sort / kthvalue / nanmedian: each element's rank is the count of elements ordered before
   it (NaN largest, ties by position, so the order is stable); the k-th output is the element of rank k;
@@ -257,14 +257,6 @@ def max_unpool(self: torch.Tensor, indices: torch.Tensor, output_size: list[int]
     return scatter_src(out, -1, indices.reshape(*lead, -1), flat).reshape(*lead, *output_size)
 
 
-def put(self: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
-    flat = self.reshape(-1)
-    wrapped = torch.where(index < 0, index + flat.shape[0], index).reshape(-1)
-    values = source.reshape(-1)
-    written = scatter_add(flat, 0, wrapped, values) if accumulate else scatter_src(flat, 0, wrapped, values)
-    return written.reshape(self.shape)
-
-
 def _count_before(sequence: torch.Tensor, values: torch.Tensor, right: bool) -> torch.Tensor:
     """How many entries of each (sorted) row of `sequence` are < (<= if right) each value."""
     if sequence.dim() == 1:
@@ -300,7 +292,6 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.scatter_reduce.two: scatter_reduce,
     aten.max_unpool2d.default: max_unpool,
     aten.max_unpool3d.default: max_unpool,
-    aten.put.default: put,
     aten.bucketize.Tensor: bucketize,
     aten.isin.Tensor_Tensor: isin,
 }
