@@ -1,5 +1,6 @@
 // Native PrivateUse1 kernels that allocate or re-point storage: empty, empty_strided,
-// resize_, set_ (every overload), record_stream. m.impl kernels get no automatic
+// resize_, set_ (every overload), record_stream, and whether `t.data = npu_tensor` may
+// re-point a tensor (_has_compatible_shallow_copy_type). m.impl kernels get no automatic
 // device guard, so each allocating kernel sets one.
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
@@ -108,7 +109,20 @@ void recordStream(at::Tensor& self, c10::Stream stream) {
   npuAllocator()->recordStream(self.storage().data_ptr(), stream);
 }
 
+// c10's list of dense backends has no PrivateUse1, so without this a CPU Parameter and its npu
+// copy count as incompatible: Module.npu() then builds a new Parameter per module instead of
+// re-pointing the existing one, and weights tied across modules (GPT-2's wte / lm_head) become
+// two independent tensors. Strided CPU, CUDA and npu tensors share one TensorImpl shape.
+bool hasCompatibleShallowCopyType(const at::Tensor& self, const at::Tensor& from) {
+  auto dense = [](const at::Tensor& t) {
+    return t.layout() == c10::kStrided && (t.is_cpu() || t.is_cuda() || t.is_privateuseone());
+  };
+  if (dense(self) && dense(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(hasCompatibleShallowCopyType));
   m.impl("empty.memory_format", TORCH_FN(empty));
   m.impl("empty_strided", TORCH_FN(emptyStrided));
   m.impl("resize_", TORCH_FN(resize));
