@@ -296,6 +296,7 @@ PASSING = {
     "nn.functional.relu": ('float16', 'bfloat16'),
     "nn.functional.relu6": ('float16', 'bfloat16'),
     "nn.functional.rms_norm": ('float16', 'bfloat16'),
+    "nn.functional.scaled_dot_product_attention": ('float16', 'bfloat16'),
     "nn.functional.selu": ('float16', 'bfloat16'),
     "nn.functional.silu": ('float16', 'bfloat16'),
     "nn.functional.smooth_l1_loss": ('float16', 'bfloat16'),
