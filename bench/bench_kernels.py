@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from npu_mlir.frontend import import_fx_graph
-from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg, run_on_host
+from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
 
 THREADS = min(os.cpu_count() or 1, 8)
 

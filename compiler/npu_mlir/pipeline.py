@@ -8,10 +8,10 @@ torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fuse
 Stage 7 first verifies that the host function computes nothing (ascend-verify-host): every op
 left outside a kernel is an error, never a silent host computation.
 
-The eager compile worker runs stages 2-8 and builds each tiled kernel twice (targets/ascend/
+The eager compile worker runs stages 2-8 and builds each tiled kernel twice (targets/
 launch_list.py): the sim target's .so the runtime launches (block_dim from the tiling record) and
 AscendC + ACL source; the host function becomes the record's launch list. A call the pipeline
-cannot take yet is still built by the sim target straight from linalg (targets/ascend/sim.py),
+cannot take yet is still built by the sim target straight from linalg (targets/sim/build.py),
 with the refusal as its reason; eager_stats() counts both per op and bench/bench_pipeline.py
 measures the share, so the remaining gap is visible.
 

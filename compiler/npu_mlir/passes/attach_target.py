@@ -9,7 +9,7 @@ tilings computed for the first one.
 from torch_mlir import ir
 
 from ..dialects.ascend import TARGET_ATTR, TargetAttr, load_ascend
-from ..targets.ascend.soc import ASCEND910B1, Soc
+from ..hardware.soc import ASCEND910B1, Soc
 
 # Models this compiler knows; more 910B variants differ only in core counts and would go here.
 KNOWN_SOCS: dict[str, Soc] = {ASCEND910B1.name: ASCEND910B1}

@@ -1,7 +1,7 @@
 """ascend-plan-memory: place each tiled kernel's on-chip buffers and check they fit.
 
 Runs after ascend-tile (it needs the tiling record). Queued inputs and outputs own their bytes;
-temporaries share slots by liveness (targets/ascend/memory_plan.py), so a long chain of
+temporaries share slots by liveness (analysis/memory_plan.py), so a long chain of
 elementwise ops costs a few UB buffers, not one per op. The plan goes on the kernel as
     memory_plan = {<space> = {<buffer> = array<i64: offset, bytes>, ...}, ...}
 (offsets and sizes in bytes, all `depth` buffers of a queue together), which the AscendC emitter
@@ -15,8 +15,8 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from ..dialects.ascend import load_ascend, module_soc
-from ..targets.ascend.kernel_model import analyze
-from ..targets.ascend.memory_plan import Placement, cube_plan, overflow, vector_plan
+from ..analysis.kernel_model import analyze
+from ..analysis.memory_plan import Placement, cube_plan, overflow, vector_plan
 
 
 def _record(kernel: ir.Operation) -> dict[str, int | str]:

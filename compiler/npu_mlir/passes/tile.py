@@ -2,7 +2,7 @@
 
 Vector (aiv) kernels spread over the 48 vector cores, cube (aic / mix) kernels over the 24 cube
 cores, never with more blocks than there is work. Vector tiles are sized so that every live UB
-buffer of the kernel (targets/ascend/kernel_model.py: inputs and outputs double-buffered,
+buffer of the kernel (analysis/kernel_model.py: inputs and outputs double-buffered,
 temporaries once per liveness slot, as memory_plan.py places them) fits the 192 KiB UB at
 32-byte alignment; cube tiles respect L0A 64 KiB, L0B
 64 KiB and L0C 128 KiB with double-buffered operands, in whole fractals (16x16 fp16/bf16, 16x8
@@ -44,11 +44,11 @@ from math import ceil
 from torch_mlir import ir
 
 from ..dialects.ascend import load_ascend, module_soc
-from ..targets.ascend.kernel_model import (
+from ..analysis.kernel_model import (
     CUBE_OPS, Buffer, KernelModel, analyze, body_ops, elem_bytes, epilogue_values, is_scalar_op,
 )
-from ..targets.ascend.memory_plan import slots_of
-from ..targets.ascend.soc import Soc
+from ..analysis.memory_plan import slots_of
+from ..hardware.soc import Soc
 
 BUFFER_NUM = 2
 # Below this much work per block the launch costs more than the split saves.

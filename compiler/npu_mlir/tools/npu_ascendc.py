@@ -28,7 +28,7 @@ from pathlib import Path
 
 import npu_mlir
 
-TWIN = Path(npu_mlir.__file__).resolve().parent / "targets" / "ascend" / "cpu_twin"
+TWIN = Path(npu_mlir.__file__).resolve().parent / "targets" / "ascendc" / "cpu_twin"
 REPO = Path(npu_mlir.__file__).resolve().parents[2]
 RUNTIME_INCLUDE = REPO / "runtime" / "include"
 CXXFLAGS = ("-std=c++17", "-O1", "-pthread")

@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from torch_mlir import ir
 
 from ..dialects.ascend import load_ascend
-from ..targets.ascend import acl, ascendc
-from ..targets.ascend.ascendc import CodegenError
+from ..targets.ascendc import acl
+from ..targets.ascendc import emit as ascendc
+from ..targets.ascendc.emit import CodegenError
 from . import diagnostics
 
 SPLIT_MARKER = "// -----"

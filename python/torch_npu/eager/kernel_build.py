@@ -111,7 +111,7 @@ def _pipeline_record(text: str, n_tensors: int, strides: list, cache_dir: Path, 
 
     from npu_mlir.dialects.ascend import load_ascend
     from npu_mlir.pipeline import PipelineOptions, run_pipeline
-    from npu_mlir.targets.ascend import launch_list
+    from npu_mlir.targets import launch_list
 
     if not _context:
         # One per worker: loading the Python-defined ascend dialect costs ~20 ms per context.
@@ -133,7 +133,7 @@ def _pipeline_record(text: str, n_tensors: int, strides: list, cache_dir: Path, 
 
 def _linalg_record(module, request: dict, n_tensors: int, n_params: int, strides: list, reason: str) -> dict:
     """The call built by the sim target straight from linalg: one launch, no tiling, no AscendC."""
-    from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg
+    from npu_mlir.targets.sim.build import SimTiling, compile_linalg
 
     kernel = compile_linalg(module, SimTiling(request["block_dim"]), name=request["name"],
                             scalar_inputs=range(n_tensors, n_tensors + n_params), input_strides=strides,

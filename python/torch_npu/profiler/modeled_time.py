@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from math import prod
 from pathlib import Path
 
-from npu_mlir.targets.ascend.soc import ASCEND910B1, Soc
+from npu_mlir.hardware.soc import ASCEND910B1, Soc
 
 __all__ = ["KernelModelTime", "model_kernel", "modeled_kernels"]
 

@@ -5,7 +5,7 @@
 
 from torch_mlir import ir
 
-from npu_mlir.targets.ascend.sim_bf16_storage import store_bf16_as_i16
+from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16
 
 MOVES = """
 llvm.func @pad_or_copy(%src: !llvm.ptr, %dst: !llvm.ptr, %in_range: i1) {

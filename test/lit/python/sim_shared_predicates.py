@@ -6,8 +6,8 @@ import torch
 from torch_mlir import ir
 
 from npu_mlir.frontend.torch_import import import_fx_graph
-from npu_mlir.targets.ascend import sim_lowering
-from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg, run_on_host
+from npu_mlir.targets.sim import lowering as sim_lowering
+from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
 
 
 def masked_backward(p, mask, g):

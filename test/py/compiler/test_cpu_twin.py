@@ -19,7 +19,7 @@ import npu_mlir
 from npu_mlir.dialects.ascend import load_ascend
 from npu_mlir.dialects.ascend.kernel_ops import LAUNCH_TYPE_RUNS
 from npu_mlir.passes import plan_memory, tile
-from npu_mlir.targets.ascend import ascendc
+from npu_mlir.targets.ascendc import emit as ascendc
 from npu_mlir.tools import npu_ascendc
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to build the CPU twin")
@@ -296,7 +296,7 @@ def test_acl_host_code_runs_kernel_on_simulated_runtime(tmp_path):
     lib = _runtime_library()
     if lib is None:
         pytest.skip("runtime library not built yet (make build or make test-runtime)")
-    from npu_mlir.targets.ascend import acl
+    from npu_mlir.targets.ascendc import acl
 
     t = "tensor<4096x3xf32>"
     # Launch arguments are stored as runs of equal types (kernel_ops.LAUNCH_TYPE_RUNS groups).

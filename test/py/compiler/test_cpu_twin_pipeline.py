@@ -21,7 +21,9 @@ import npu_mlir
 from npu_mlir.dialects.ascend import load_ascend
 from npu_mlir.frontend.torch_import import import_fx_graph
 from npu_mlir.pipeline import PipelineOptions, run_pipeline
-from npu_mlir.targets.ascend import acl, ascendc, sim
+from npu_mlir.targets.ascendc import acl
+from npu_mlir.targets.ascendc import emit as ascendc
+from npu_mlir.targets.sim import build as sim
 from test_cpu_twin import CXXFLAGS, twin_include_dir
 
 REPO = Path(npu_mlir.__file__).resolve().parents[2]

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from npu_mlir.frontend import FrontendError, import_aten_op, import_fx_graph
-from npu_mlir.targets.ascend.sim import (SYMBOL_PREFIX, CompiledKernel, SimTiling, compile_linalg, pack_args,
+from npu_mlir.targets.sim.build import (SYMBOL_PREFIX, CompiledKernel, SimTiling, compile_linalg, pack_args,
                                          run_on_host)
-from npu_mlir.targets.ascend.sim_errors import SimCompileError
+from npu_mlir.errors import SimCompileError
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,8 +15,8 @@ from torch_mlir import ir
 from npu_mlir.dialects.ascend import load_ascend
 from npu_mlir.frontend import import_fx_graph
 from npu_mlir.pipeline import PipelineOptions, run_pipeline
-from npu_mlir.targets.ascend.sim import run_on_host
-from npu_mlir.targets.ascend.sim_kernel import compile_ascend_kernel, kernel_ops
+from npu_mlir.targets.sim.build import run_on_host
+from npu_mlir.targets.sim.kernel import compile_ascend_kernel, kernel_ops
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from npu_mlir.frontend import import_aten_op, import_fx_graph
-from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg, run_on_host
+from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
 
 pytestmark = pytest.mark.timeout(120)
 

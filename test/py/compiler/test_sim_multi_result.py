@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from npu_mlir.frontend import import_fx_graph
-from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg, run_on_host
+from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "python" / "torch_npu" / "eager"))
 import fusion_attention  # noqa: E402  (a top-level module, as compile workers import it)

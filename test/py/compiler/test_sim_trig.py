@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from npu_mlir.frontend import import_fx_graph
-from npu_mlir.targets.ascend.sim import SimTiling, compile_linalg, run_on_host
+from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -88,7 +88,7 @@ def test_dump_kernels_writes_tiled_mlir_ascendc_and_acl(tmp_path, monkeypatch):
 def test_in_place_pointwise_record_never_reads_an_input_after_writing_a_result(fresh_cache):
     # The dispatcher writes add_'s result straight into self: a launch list that read self again
     # after writing it would be wrong, so launch_list refuses such an order for pointwise ops.
-    from npu_mlir.targets.ascend.launch_list import Launch, LaunchListError, _check_in_place
+    from npu_mlir.targets.launch_list import Launch, LaunchListError, _check_in_place
 
     def launch(*refs):
         return Launch("k", "", "k", 1, tuple(refs), "", None, None)

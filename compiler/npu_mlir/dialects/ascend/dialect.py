@@ -5,7 +5,7 @@ Attributes (custom IRDL attributes, each with one or two builtin parameters):
                                         type's encoding and in memref types
   #ascend.memspace<"ub">                a memory space: gm, l1, l0a, l0b, l0c, ub; used as a
                                         memref memory space (no memory space means gm)
-  #ascend.target<"Ascend910B1", {...}>  the hardware model (targets/ascend/soc.py) as a dictionary,
+  #ascend.target<"Ascend910B1", {...}>  the hardware model (hardware/soc.py) as a dictionary,
                                         stored on the module as `ascend.target`
 
 Ops print in generic form only (an ext/IRDL limitation). Ops with one optional or variadic group
@@ -26,7 +26,7 @@ from torch_mlir import ir
 from torch_mlir.dialects.ext import AttributeDef, Dialect, OperandDef, RegionDef, ResultDef
 from torch_mlir.dialects.irdl import Variadicity
 
-from ...targets.ascend.soc import ASCEND910B1, Soc
+from ...hardware.soc import ASCEND910B1, Soc
 from .formats import FORMAT_NAMES
 
 MEMORY_SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")

@@ -22,7 +22,7 @@ from typing import Any
 from torch_mlir import ir
 from torch_mlir.dialects.ext import Operand, Result
 
-from ...targets.ascend.soc import ASCEND910B1
+from ...hardware.soc import ASCEND910B1
 from .dialect import AscendOp, MemSpaceAttr, module_soc
 from .shaped import element_type, is_scalar, memref_space, num_bytes
 from .tensor_ops import BINARY_KINDS, COMPARE_PREDICATES, REDUCE_KINDS, TERNARY_KINDS, UNARY_KINDS

@@ -60,7 +60,7 @@ struct LaunchArg {
   int index = 0;
 };
 
-// One kernel of a record: its slots in the order of npu_mlir.targets.ascend.sim_abi (tensor
+// One kernel of a record: its slots in the order of npu_mlir.targets.sim.abi (tensor
 // arguments, results, scalar parameters).
 struct Launch {
   aclrtKernelFunc fn = nullptr;
@@ -69,7 +69,7 @@ struct Launch {
   std::vector<LaunchArg> args;
 };
 
-// A compiled call: the launch list the compiler made of it (npu_mlir.targets.ascend.launch_list)
+// A compiled call: the launch list the compiler made of it (npu_mlir.targets.launch_list)
 // and how the call feeds it.
 struct KernelRecord {
   std::vector<Launch> launches;    // empty: every result is empty, nothing to launch

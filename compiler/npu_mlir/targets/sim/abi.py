@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from npu_mlir.targets.ascend.sim_errors import SimCompileError
+from npu_mlir.errors import SimCompileError
 
 # Element types the simulated device computes on (MLIR spelling -> bytes per element in memory).
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}

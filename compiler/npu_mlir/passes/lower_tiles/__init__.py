@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from ..dialects.ascend import load_ascend, module_soc
-from ..targets.ascend import tile_program_cube, tile_program_vector
-from ..targets.ascend.kernel_model import analyze
-from ..targets.ascend.tile_program import kernel_text
+from ...dialects.ascend import load_ascend, module_soc
+from . import cube, vector
+from ...analysis.kernel_model import analyze
+from .program import kernel_text
 
 
 def _dict(attr: ir.Attribute) -> dict[str, object]:
@@ -52,9 +52,9 @@ def lower_kernel(kernel: ir.Operation, soc) -> str | None:
     if tiling["kind"] != model.kind:
         raise ValueError(f"has a '{tiling['kind']}' tiling record for a '{model.kind}' body; rerun ascend-tile")
     if model.kind in ("elementwise", "row"):
-        program, results = tile_program_vector.lower(kernel, model, tiling, _offsets(kernel), soc.ub_align)
+        program, results = vector.lower(kernel, model, tiling, _offsets(kernel), soc.ub_align)
     elif model.kind == "matmul":
-        program, results = tile_program_cube.lower(kernel, model, tiling, _offsets(kernel), soc)
+        program, results = cube.lower(kernel, model, tiling, _offsets(kernel), soc)
     else:
         return None
     return kernel_text(kernel, program, results)

@@ -20,8 +20,8 @@ from math import prod
 
 from torch_mlir import ir
 
-from . import ascendc_cube
-from .ascendc import CodegenError, kind_of, scalar_ctype, signature, tiling_struct
+from . import cube
+from .emit import CodegenError, kind_of, scalar_ctype, signature, tiling_struct
 from ...dialects.ascend import storage_shape, tensor_format
 
 HEADER = """\
@@ -67,7 +67,7 @@ def emit_launcher(kernel: ir.Operation) -> str:
     direct = ", ".join(f"static_cast<uint8_t*>({p})" for p in gm)
     name = sig.name
     # A cube kernel with a vector epilogue runs each block as 1 AIC + 2 AIV cores.
-    mode = ", AscendC::KernelMode::MIX_MODE" if kind_of(kernel) == "matmul" and ascendc_cube.is_mix(kernel) else ""
+    mode = ", AscendC::KernelMode::MIX_MODE" if kind_of(kernel) == "matmul" and cube.is_mix(kernel) else ""
     return f"""// ---- kernel @{name}
 {tiling_struct(sig)}
 extern "C" void {name}({", ".join("uint8_t*" for _ in gm)}, uint8_t* tiling);

@@ -26,9 +26,11 @@ from typing import Sequence
 import torch
 from torch_mlir import ir
 
-from npu_mlir.targets.ascend import sim_abi, sim_lowering, sim_object
-from npu_mlir.targets.ascend.sim_abi import TensorSpec
-from npu_mlir.targets.ascend.sim_errors import SimCompileError
+from npu_mlir.targets.sim import abi as sim_abi
+from npu_mlir.targets.sim import lowering as sim_lowering
+from npu_mlir.targets.sim import object as sim_object
+from npu_mlir.targets.sim.abi import TensorSpec
+from npu_mlir.errors import SimCompileError
 
 # Bump when the generated code or the ABI changes: it keys the on-disk kernel cache.
 SIM_ABI_VERSION = 1

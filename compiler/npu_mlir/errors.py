@@ -1,4 +1,7 @@
-"""The error the simulated-device build raises: a torch_npu ERR code plus what to do about it."""
+"""The compiler's error type: a torch_npu ERR code plus what to do about it.
+
+Today only the simulated-device build (targets/sim/) raises it; the other compiler errors are still
+their own classes (issue #9 item 6 folds them in)."""
 
 from __future__ import annotations
 

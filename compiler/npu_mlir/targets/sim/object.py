@@ -19,7 +19,7 @@ from pathlib import Path
 from torch_mlir import ir
 from torch_mlir.execution_engine import ExecutionEngine
 
-from npu_mlir.targets.ascend.sim_errors import SimCompileError
+from npu_mlir.errors import SimCompileError
 
 # torch_npu's one cache variable: the compiler is its kernel builder, so the two share a directory.
 CACHE_ENV = "TORCH_NPU_KERNEL_CACHE"

@@ -15,8 +15,8 @@ from torch_mlir import ir
 
 from npu_mlir.passes.lower_kernel_to_linalg import kernel_to_linalg
 from npu_mlir.passes.lower_kernel_to_linalg_ops import KernelLoweringError
-from npu_mlir.targets.ascend.sim import CompiledKernel, SimTiling, compile_linalg
-from npu_mlir.targets.ascend.sim_errors import SimCompileError
+from npu_mlir.targets.sim.build import CompiledKernel, SimTiling, compile_linalg
+from npu_mlir.errors import SimCompileError
 
 
 def kernel_ops(module: ir.Module) -> dict[str, ir.Operation]:

@@ -15,10 +15,10 @@ from math import ceil
 from torch_mlir import ir
 
 from ...dialects.ascend import tensor_format
-from .kernel_model import CUBE_OPS, KernelModel, body_ops, elem_bytes, is_scalar_op
-from .soc import Soc
-from .tile_program import Program, Size, View, contiguous_strides, vtype
-from .tile_program_vector import KEPT_ATTRS, VECTOR_TILE_OPS, scalar_operand
+from ...analysis.kernel_model import CUBE_OPS, KernelModel, body_ops, elem_bytes, is_scalar_op
+from ...hardware.soc import Soc
+from .program import Program, Size, View, contiguous_strides, vtype
+from .vector import KEPT_ATTRS, VECTOR_TILE_OPS, scalar_operand
 
 
 def _flag(op: ir.Operation, name: str) -> bool:
@@ -40,7 +40,7 @@ def _k_step(p: Program, g: dict, kt: Size, init: bool, t: dict[str, int], ta: bo
     a0 = p.subview(g["a0"], [0, 0], [g["mlen"], klen])
     b0 = p.subview(g["b0"], [0, 0], [klen, g["nlen"]])
     # `transpose` is logical (the operand is stored transposed), not LoadData's ifTranspose: L0B's
-    # nZ layout makes the hardware flag the opposite for B (ascendc_cube.py, cpu_twin/twin/cube.h).
+    # nZ layout makes the hardware flag the opposite for B (targets/ascendc/cube.py, cpu_twin/twin/cube.h).
     p.op("load_l0", [(a1.name, vtype(a1)), (a0.name, vtype(a0))], f"transpose = {int(ta)} : i64")
     p.op("load_l0", [(b1.name, vtype(b1)), (b0.name, vtype(b0))], f"transpose = {int(tb)} : i64")
     p.sync("MTE1", "M")

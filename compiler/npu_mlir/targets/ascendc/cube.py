@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from .ascendc import CodegenError, KernelSignature, ctype
-from .ascendc_vector import Names, compute
-from .kernel_model import CUBE_OPS, analyze, body_ops, elem_bytes, epilogue_values, is_scalar_op
+from .emit import CodegenError, KernelSignature, ctype
+from .vector import Names, compute
+from ...analysis.kernel_model import CUBE_OPS, analyze, body_ops, elem_bytes, epilogue_values, is_scalar_op
 
 _QUANT = {"half": "QuantMode_t::F322F16", "bfloat16_t": "QuantMode_t::F322BF16", "float": "QuantMode_t::NoQuant"}
 

@@ -24,10 +24,11 @@ from typing import Sequence
 from torch_mlir import ir
 
 from npu_mlir.analysis.host_function import VIEW_OPS, describe, host_compute, host_functions
-from npu_mlir.targets.ascend import acl, ascendc
-from npu_mlir.targets.ascend.kernel_model import is_scalar_param
-from npu_mlir.targets.ascend.sim_abi import SCALAR_TYPES
-from npu_mlir.targets.ascend.sim_kernel import compile_ascend_kernel, kernel_ops
+from npu_mlir.analysis.kernel_model import is_scalar_param
+from npu_mlir.targets.ascendc import acl
+from npu_mlir.targets.ascendc import emit as ascendc
+from npu_mlir.targets.sim.abi import SCALAR_TYPES
+from npu_mlir.targets.sim.kernel import compile_ascend_kernel, kernel_ops
 
 Ref = tuple[str, int]
 

@@ -27,11 +27,11 @@ from torch_mlir.dialects import linalg
 from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
-from npu_mlir.targets.ascend import sim_schedule
-from npu_mlir.targets.ascend.sim_bf16_storage import store_bf16_as_i16
-from npu_mlir.targets.ascend.sim_fusion_fence import fence_recomputed_producers, remove_fences
-from npu_mlir.targets.ascend.sim_normalize import drop_constant_output_dims
-from npu_mlir.targets.ascend.sim_predicates import duplicate_shared_predicates
+from npu_mlir.targets.sim import schedule as sim_schedule
+from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16
+from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove_fences
+from npu_mlir.targets.sim.normalize import drop_constant_output_dims
+from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
 
 PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
            "linalg-generalize-named-ops, canonicalize, cse)")

@@ -12,9 +12,9 @@ from math import ceil
 
 from torch_mlir import ir
 
-from .kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, KernelModel, body_ops, is_scalar_op
-from .memory_plan import slots_of
-from .tile_program import Program, Size, View, contiguous_strides, vtype
+from ...analysis.kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, KernelModel, body_ops, is_scalar_op
+from ...analysis.memory_plan import slots_of
+from .program import Program, Size, View, contiguous_strides, vtype
 
 VECTOR_TILE_OPS = {"ascend.unary": "vunary", "ascend.binary": "vbinary", "ascend.ternary": "vternary",
            "ascend.cast": "vcast", "ascend.compare": "vcompare", "ascend.select": "vselect",

@@ -16,7 +16,7 @@ from math import ceil
 from torch_mlir import ir
 
 from .kernel_model import Buffer, KernelModel, body_ops
-from .soc import Soc
+from ..hardware.soc import Soc
 
 
 @dataclass

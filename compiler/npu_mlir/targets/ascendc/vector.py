@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from .ascendc import CodegenError, KernelSignature, ctype, scalar_ctype
-from .kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, analyze, body_ops, is_scalar_op
-from .memory_plan import slots_of
+from .emit import CodegenError, KernelSignature, ctype, scalar_ctype
+from ...analysis.kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, analyze, body_ops, is_scalar_op
+from ...analysis.memory_plan import slots_of
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
 _UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",

@@ -1,0 +1,1 @@
+"""The hardware model (soc.py) that the dialect, passes and emitters read."""

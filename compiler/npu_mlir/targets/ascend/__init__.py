@@ -1,1 +1,0 @@
-"""The Ascend target: hardware model, emitters and the simulated-device build."""
