@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "error.h"
+#include "graph_capture.h"
 #include "profiling_hooks.h"
 #include "stream.h"
 
@@ -52,6 +53,7 @@ aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
 
 aclError aclrtDestroyEvent(aclrtEvent event) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: event is null");
+  npurt::captureForgetEvent(event);
   delete event;
   return ACL_SUCCESS;
 }
@@ -59,6 +61,8 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: event is null");
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtRecordEvent")) return rc;
+  aclError captured = ACL_SUCCESS;
+  if (npurt::capturing(stream) && npurt::captureEventRecord(stream, event, &captured)) return captured;
   std::shared_ptr<npurt::EventState> state = event->state;
   uint64_t generation;
   {
@@ -83,6 +87,8 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: event is null");
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtStreamWaitEvent")) return rc;
+  aclError captured = ACL_SUCCESS;
+  if (npurt::captureActive() && npurt::captureEventWait(stream, event, &captured)) return captured;
   std::shared_ptr<npurt::EventState> state = event->state;
   uint64_t target;
   {
@@ -109,6 +115,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, int32_t* complete) {
 
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: event is null");
+  if (aclError rc = npurt::captureCheckEventSync(event, "aclrtSynchronizeEvent")) return rc;
   npurt::EventState& state = *event->state;
   std::unique_lock<std::mutex> lock(state.mutex);
   uint64_t target = state.recorded;

@@ -5,6 +5,7 @@
 
 #include "core_pool.h"
 #include "error.h"
+#include "graph_capture.h"
 #include "memory.h"
 #include "profiling_hooks.h"
 #include "stream.h"
@@ -74,6 +75,7 @@ extern "C" {
 
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
   if (aclError rc = npurt::checkCopy(dst, destMax, src, count, kind, "aclrtMemcpy")) return rc;
+  if (aclError rc = npurt::captureCheckSafe("aclrtMemcpy")) return rc;
   if (count > 0) std::memmove(dst, src, count);
   return ACL_SUCCESS;
 }
@@ -82,6 +84,8 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
                           aclrtStream stream) {
   if (aclError rc = npurt::checkCopy(dst, destMax, src, count, kind, "aclrtMemcpyAsync")) return rc;
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtMemcpyAsync")) return rc;
+  aclError captured = ACL_SUCCESS;
+  if (npurt::capturing(stream) && npurt::captureCopy(stream, dst, src, count, kind, &captured)) return captured;
   npurt::TaskInfo info{NPURT_TASK_MEMCPY, nullptr, count, kind};
   return npurt::enqueue(
       stream,
@@ -103,6 +107,8 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
     if (rc != ACL_SUCCESS) return rc;
   }
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtMemsetAsync")) return rc;
+  aclError captured = ACL_SUCCESS;
+  if (npurt::capturing(stream) && npurt::captureFill(stream, devPtr, value, count, &captured)) return captured;
   npurt::TaskInfo info{NPURT_TASK_MEMSET, nullptr, count};
   return npurt::enqueue(
       stream,
@@ -125,6 +131,10 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchKernel: args is null but argsSize is " + std::to_string(argsSize));
   }
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtLaunchKernel")) return rc;
+  aclError captured = ACL_SUCCESS;
+  if (npurt::capturing(stream) && npurt::captureKernel(stream, kernel, blockDim, args, argsSize, name, &captured)) {
+    return captured;
+  }
   const uint8_t* bytes = static_cast<const uint8_t*>(args);
   std::vector<uint8_t> packed(bytes, bytes + argsSize);
   std::string label = name != nullptr ? name : "<unnamed>";
@@ -147,6 +157,9 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* userData) {
   if (fn == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchHostFunc: fn is null");
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtLaunchHostFunc")) return rc;
+  // Captured, it runs again at each replay with the same userData (as a CUDA host node).
+  aclError captured = ACL_SUCCESS;
+  if (npurt::capturing(stream) && npurt::captureHostFunc(stream, fn, userData, nullptr, &captured)) return captured;
   return npurt::enqueue(
       stream,
       [fn, userData] {

@@ -7,6 +7,7 @@
 
 #include "device.h"
 #include "error.h"
+#include "graph_capture.h"
 #include "profiling_hooks.h"
 
 namespace npurt {
@@ -60,6 +61,9 @@ void drain(aclrtStreamImpl* stream) {
       stream->queue.pop_front();
     }
     aclError rc = task();
+    // What the task holds goes before it counts as finished: a synchronize that returns
+    // sees it released (host functions' data, graphs' references).
+    task = nullptr;
     {
       std::lock_guard<std::mutex> lock(stream->mutex);
       keepFirstError(stream, rc);
@@ -97,6 +101,7 @@ aclError resolveStream(aclrtStream stream, aclrtStream* resolved, const char* ca
 }
 
 aclError enqueue(aclrtStream stream, Task task, const TaskInfo& info) {
+  if (capturing(stream)) return captureRejectTask(stream);
   if (profiling()) task = profiled(stream, info, std::move(task));
   if (aclrtLaunchBlocking()) {
     std::lock_guard<std::mutex> run(stream->blockingRun);
@@ -116,6 +121,8 @@ aclError enqueue(aclrtStream stream, Task task, const TaskInfo& info) {
 }
 
 aclError synchronizeDeviceStreams(int32_t device) {
+  // Capturing streams hold no captured work, so waiting is harmless; the capture mode decides.
+  if (aclError rc = captureCheckSafe("aclrtSynchronizeDevice")) return rc;
   aclrtStreamImpl* streams = streamsOf(device);
   aclError first = ACL_SUCCESS;
   std::string firstMessage;
@@ -165,6 +172,7 @@ aclError aclrtStreamGetInfo(aclrtStream stream, int32_t* deviceId, uint32_t* ind
 
 aclError aclrtSynchronizeStream(aclrtStream stream) {
   if (aclError rc = npurt::resolveStream(stream, &stream, "aclrtSynchronizeStream")) return rc;
+  if (aclError rc = npurt::captureCheckStreamSync(stream, "aclrtSynchronizeStream")) return rc;
   return npurt::synchronize(stream);
 }
 

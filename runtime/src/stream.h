@@ -1,6 +1,7 @@
 // Streams: a FIFO of tasks per stream, drained by a worker thread started on the first task.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -15,6 +16,8 @@ namespace npurt {
 
 // A task returns ACL_SUCCESS or a code whose message it recorded with fail().
 using Task = std::function<aclError()>;
+
+struct CaptureState;  // graph_capture.cpp
 
 }  // namespace npurt
 
@@ -34,6 +37,8 @@ struct aclrtStreamImpl {
   bool workerStarted = false;
   // Serialises tasks run in the caller under ASCEND_LAUNCH_BLOCKING=1.
   std::mutex blockingRun;
+  // The capture recording this stream's tasks (graph_capture.h), null when none.
+  std::atomic<npurt::CaptureState*> capture{nullptr};
 };
 
 namespace npurt {
