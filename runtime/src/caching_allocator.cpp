@@ -164,6 +164,47 @@ aclError cacheEmpty(int32_t device) {
   return ACL_SUCCESS;
 }
 
+aclError cacheRetainPool(int32_t device, MempoolId id) {
+  DeviceCache* cache = nullptr;
+  if (aclError rc = cacheFor(device, "cacheRetainPool", &cache)) return rc;
+  return cache->retainPool(id);
+}
+
+aclError cacheReleasePool(int32_t device, MempoolId id) {
+  DeviceCache* cache = nullptr;
+  if (aclError rc = cacheFor(device, "cacheReleasePool", &cache)) return rc;
+  return cache->releasePool(id);
+}
+
+aclError cachePoolUseCount(int32_t device, MempoolId id, int32_t* count) {
+  if (count == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "cachePoolUseCount: count is null");
+  DeviceCache* cache = nullptr;
+  if (aclError rc = cacheFor(device, "cachePoolUseCount", &cache)) return rc;
+  return cache->poolUseCount(id, count);
+}
+
+aclError cacheBeginAllocateToPool(int32_t device, MempoolId id, aclrtStream stream) {
+  DeviceCache* cache = nullptr;
+  if (aclError rc = cacheFor(device, "cacheBeginAllocateToPool", &cache)) return rc;
+  if (stream != nullptr && stream->device != device) {
+    return fail(ACL_ERROR_INVALID_PARAM, "cacheBeginAllocateToPool: the stream belongs to device " +
+                                             std::to_string(stream->device) + ", not device " + std::to_string(device));
+  }
+  return cache->beginAllocateToPool(id, stream);
+}
+
+aclError cacheEndAllocateToPool(int32_t device, MempoolId id) {
+  DeviceCache* cache = nullptr;
+  if (aclError rc = cacheFor(device, "cacheEndAllocateToPool", &cache)) return rc;
+  return cache->endAllocateToPool(id);
+}
+
+aclError cacheEmptyPool(int32_t device, MempoolId id) {
+  DeviceCache* cache = nullptr;
+  if (aclError rc = cacheFor(device, "cacheEmptyPool", &cache)) return rc;
+  return cache->emptyPool(id);
+}
+
 aclError cacheGetStats(int32_t device, DeviceStats* stats) {
   if (stats == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "cacheGetStats: stats is null");
   DeviceCache* cache = nullptr;

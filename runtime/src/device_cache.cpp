@@ -7,6 +7,7 @@
 
 #include "device.h"
 #include "error.h"
+#include "graph_capture.h"
 #include "memory.h"
 
 namespace npurt {
@@ -78,10 +79,12 @@ aclError DeviceCache::malloc(void** ptr, size_t size, aclrtStream stream, const 
   // Beyond the capacity nothing can help, and rounding such sizes could overflow.
   lastMallocError_.clear();
   if (size > deviceCapacity()) return outOfMemory(size, size, context);
+  processDeferredFrees();
   processEvents();
   size_t rounded = size < kMinBlockSize ? kMinBlockSize : roundUp(size, kMinBlockSize);
   bool small = rounded <= kSmallSize;
-  Pool& pool = poolFor(small);
+  PrivatePool* owner = routedPool(stream);
+  Pool& pool = poolFor(owner, small);
   Block* block = takeFreeBlock(pool, stream, rounded);
   size_t segment = segmentSizeFor(rounded, config_.expandable_segments);
   if (block == nullptr && config_.garbage_collection_threshold > 0) {
@@ -89,12 +92,13 @@ aclError DeviceCache::malloc(void** ptr, size_t size, aclrtStream stream, const 
     size_t reserved = static_cast<size_t>(stats_.reserved_bytes[kStatAggregate].current);
     if (reserved + segment > limit) releaseCachedSegments(limit > segment ? limit - segment : 0);
   }
-  if (block == nullptr) block = allocateSegment(segment, stream, small, context);
+  if (block == nullptr) block = allocateSegment(segment, stream, small, context, owner);
   if (block == nullptr) {
     // Free the cache and retry once: blocks waiting on events and unused segments
     // may add up to what this request needs.
     ++stats_.num_alloc_retries;
-    synchronizeAndFreeEvents(lock);
+    // Waiting on events is a synchronizing call a capture may forbid (torch skips it too).
+    if (!captureUnderwayOn(device_)) synchronizeAndFreeEvents(lock);
     releaseCachedSegments(0);
     if (reclaimOthers_ != nullptr && lastMallocError_.find("host") != std::string::npos) {
       // The host is short, not this device: other caches may hold what it needs.
@@ -104,7 +108,7 @@ aclError DeviceCache::malloc(void** ptr, size_t size, aclrtStream stream, const 
       processEvents();
     }
     block = takeFreeBlock(pool, stream, rounded);
-    if (block == nullptr) block = allocateSegment(segment, stream, small, context);
+    if (block == nullptr) block = allocateSegment(segment, stream, small, context, owner);
   }
   if (block == nullptr) return outOfMemory(size, segment, context);
   block = carve(block, rounded, size, context);
@@ -126,7 +130,8 @@ Block* DeviceCache::takeFreeBlock(Pool& pool, aclrtStream stream, size_t size) {
   return block;
 }
 
-Block* DeviceCache::allocateSegment(size_t size, aclrtStream stream, bool small, const std::string& context) {
+Block* DeviceCache::allocateSegment(size_t size, aclrtStream stream, bool small, const std::string& context,
+                                    PrivatePool* owner) {
   if (static_cast<size_t>(stats_.reserved_bytes[kStatAggregate].current) + size > allowedBytes()) return nullptr;
   void* ptr = nullptr;
   if (aclrtMalloc(&ptr, size, device_) != ACL_SUCCESS) {
@@ -138,6 +143,8 @@ Block* DeviceCache::allocateSegment(size_t size, aclrtStream stream, bool small,
   block->ptr = reinterpret_cast<uintptr_t>(ptr);
   block->size = size;
   block->small = small;
+  block->owner = owner;
+  if (owner != nullptr) ++owner->segments;
   update(stats_.segment, small, 1);
   update(stats_.reserved_bytes, small, static_cast<int64_t>(size));
   if (size >= config_.max_split_size) update(stats_.oversize_segments, 1);
@@ -156,6 +163,7 @@ Block* DeviceCache::carve(Block* block, size_t size, size_t requested, const std
     Block* rest = block;
     block = new Block();
     block->stream = rest->stream;
+    block->owner = rest->owner;
     block->small = small;
     block->ptr = rest->ptr;
     block->size = size;
@@ -165,7 +173,7 @@ Block* DeviceCache::carve(Block* block, size_t size, size_t requested, const std
     rest->prev = block;
     rest->ptr += size;
     rest->size -= size;
-    poolFor(small).insert(rest);
+    poolOf(rest).insert(rest);
     if (alreadySplit) {
       update(stats_.inactive_split_bytes, small, -static_cast<int64_t>(size));
     } else {
@@ -192,6 +200,7 @@ Block* DeviceCache::carve(Block* block, size_t size, size_t requested, const std
 
 aclError DeviceCache::free(void* ptr, const std::string& context) {
   std::lock_guard<std::mutex> lock(mutex_);
+  processDeferredFrees();
   auto it = active_.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == active_.end() || !it->second->allocated) {
     char buf[32];
@@ -211,19 +220,44 @@ aclError DeviceCache::free(void* ptr, const std::string& context) {
     return ACL_SUCCESS;
   }
   // Other streams may still use the memory: it becomes free once their queued work has run.
+  if (captureUnderwayOn(device_)) {
+    deferredFrees_.push_back(block);
+  } else {
+    queueStreamUseEvents(block);
+  }
+  return ACL_SUCCESS;
+}
+
+void DeviceCache::queueStreamUseEvents(Block* block) {
   for (aclrtStream user : block->streamUses) {
     pendingFrees_.push_back(PendingFree{std::make_shared<StreamEvent>(user), block});
     ++block->eventCount;
   }
   block->streamUses.clear();
-  return ACL_SUCCESS;
+}
+
+void DeviceCache::processDeferredFrees() {
+  if (deferredFrees_.empty() || captureUnderwayOn(device_)) return;
+  for (Block* block : deferredFrees_) queueStreamUseEvents(block);
+  deferredFrees_.clear();
+}
+
+PrivatePool* DeviceCache::routedPool(aclrtStream stream) {
+  if (allocRules_.empty()) return nullptr;
+  aclrtStream origin = captureOriginOf(stream);
+  std::thread::id self = std::this_thread::get_id();
+  for (const AllocRule& rule : allocRules_) {
+    bool match = rule.stream != nullptr ? rule.stream == stream || rule.stream == origin : rule.thread == self;
+    if (match) return privatePools_.at(rule.pool).get();
+  }
+  return nullptr;
 }
 
 void DeviceCache::freeBlock(Block* block, const std::string& context) {
   uintptr_t originalPtr = block->ptr;
   size_t originalSize = block->size;
   bool small = block->small;
-  Pool& pool = poolFor(small);
+  Pool& pool = poolOf(block);
   active_.erase(originalPtr);
   block->requested = 0;
   block->context.clear();
@@ -266,7 +300,12 @@ size_t DeviceCache::mergeInto(Block* dst, Block* src, Pool& pool) {
 }
 
 void DeviceCache::releaseSegment(Block* block) {
-  poolFor(block->small).erase(block);
+  poolOf(block).erase(block);
+  if (PrivatePool* owner = block->owner) {
+    --owner->segments;
+    // A pool with no uses goes with its last segment.
+    if (owner->useCount == 0 && owner->segments == 0) privatePools_.erase(PoolKey{owner->id.first, owner->id.second});
+  }
   aclrtFree(reinterpret_cast<void*>(block->ptr));  // cannot fail: the segment came from aclrtMalloc
   update(stats_.segment, block->small, -1);
   update(stats_.reserved_bytes, block->small, -static_cast<int64_t>(block->size));
@@ -278,7 +317,12 @@ void DeviceCache::releaseSegment(Block* block) {
 
 void DeviceCache::releaseCachedSegments(size_t target) {
   std::vector<Block*> unused;
-  for (Pool* pool : {&smallPool_, &largePool_}) {
+  std::vector<Pool*> pools{&smallPool_, &largePool_};
+  // Private pools keep their memory while a graph or MemPool uses them.
+  for (auto& [key, pool] : privatePools_) {
+    if (pool->useCount == 0) pools.insert(pools.end(), {&pool->small, &pool->large});
+  }
+  for (Pool* pool : pools) {
     for (Block* block : *pool) {
       if (!block->isSplit()) unused.push_back(block);
     }
@@ -324,6 +368,10 @@ aclError DeviceCache::outOfMemory(size_t requested, size_t segmentSize, const st
                         " allocated and " + gib(reserved) + " reserved by the caching allocator (" +
                         gib(reserved - allocated) + " reserved but unallocated).";
   if (!lastMallocError_.empty()) message += " The last segment allocation failed with: " + lastMallocError_ + ".";
+  if (captureUnderwayOn(device_)) {
+    message += " An NPU graph capture is underway on this device: its allocations come from the graph's private pool "
+               "and it keeps that memory for as long as the graph lives.";
+  }
   if (fraction_ < 1.0) {
     message += " The per-process memory fraction " + std::to_string(fraction_) + " caps this process at " +
                gib(allowedBytes()) + ".";
@@ -357,7 +405,7 @@ aclError DeviceCache::eraseStream(void* ptr, aclrtStream stream) {
 
 aclError DeviceCache::emptyCache() {
   std::unique_lock<std::mutex> lock(mutex_);
-  synchronizeAndFreeEvents(lock);
+  if (!captureUnderwayOn(device_)) synchronizeAndFreeEvents(lock);
   releaseCachedSegments(0);
   return ACL_SUCCESS;
 }

@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -16,8 +18,11 @@
 
 namespace npurt {
 
+struct PrivatePool;
+
 struct Block {
   aclrtStream stream = nullptr;  // the stream it was allocated for; pools are keyed by it
+  PrivatePool* owner = nullptr;  // the private pool of its segment, null for the default pools
   uintptr_t ptr = 0;
   size_t size = 0;
   size_t requested = 0;
@@ -51,6 +56,15 @@ struct BlockOrder {
 };
 using Pool = std::set<Block*, BlockOrder>;
 
+// A private pool (npurt/caching_allocator.h): free lists of its own segments.
+struct PrivatePool {
+  MempoolId id;
+  Pool small;
+  Pool large;
+  int32_t useCount = 0;
+  int64_t segments = 0;  // its segments still allocated
+};
+
 // Whether trace entries are being kept, shared by every device's cache.
 struct HistorySettings {
   bool enabled = false;
@@ -72,6 +86,13 @@ class DeviceCache {
   aclError eraseStream(void* ptr, aclrtStream stream);
   aclError emptyCache();
 
+  aclError retainPool(MempoolId id);
+  aclError releasePool(MempoolId id);
+  aclError poolUseCount(MempoolId id, int32_t* count);
+  aclError beginAllocateToPool(MempoolId id, aclrtStream stream);
+  aclError endAllocateToPool(MempoolId id);
+  aclError emptyPool(MempoolId id);
+
   DeviceStats stats();
   void resetPeakStats();
   void resetAccumulatedStats();
@@ -82,9 +103,21 @@ class DeviceCache {
   void setHistory(const HistorySettings& settings);
 
  private:
-  Pool& poolFor(bool small) { return small ? smallPool_ : largePool_; }
+  using PoolKey = std::pair<uint64_t, uint64_t>;
+  Pool& poolFor(PrivatePool* owner, bool small) {
+    if (owner != nullptr) return small ? owner->small : owner->large;
+    return small ? smallPool_ : largePool_;
+  }
+  Pool& poolOf(const Block* block) { return poolFor(block->owner, block->small); }
+  // The private pool an allocation for `stream` on this thread goes to (null: the default pools).
+  PrivatePool* routedPool(aclrtStream stream);
+  PrivatePool* findPool(MempoolId id);
+  // Frees of blocks used on other streams wait for events; while a capture is underway such
+  // an event would be captured instead of recorded, so those frees wait here until it ends.
+  void processDeferredFrees();
+  void queueStreamUseEvents(Block* block);
   Block* takeFreeBlock(Pool& pool, aclrtStream stream, size_t size);
-  Block* allocateSegment(size_t size, aclrtStream stream, bool small, const std::string& context);
+  Block* allocateSegment(size_t size, aclrtStream stream, bool small, const std::string& context, PrivatePool* owner);
   Block* carve(Block* block, size_t size, size_t requested, const std::string& context);
   void freeBlock(Block* block, const std::string& context);
   size_t mergeInto(Block* dst, Block* src, Pool& pool);
@@ -114,6 +147,14 @@ class DeviceCache {
     Block* block;
   };
   std::vector<PendingFree> pendingFrees_;
+  std::vector<Block*> deferredFrees_;
+  std::map<PoolKey, std::unique_ptr<PrivatePool>> privatePools_;
+  struct AllocRule {
+    PoolKey pool;
+    aclrtStream stream;  // null: allocations of `thread`
+    std::thread::id thread;
+  };
+  std::vector<AllocRule> allocRules_;
   DeviceStats stats_;
   HistorySettings history_;
   std::deque<TraceEntry> trace_;

@@ -38,7 +38,9 @@ void DeviceCache::setHistory(const HistorySettings& settings) {
 void DeviceCache::snapshot(MemorySnapshot* out) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Block*> heads;
-  for (Pool* pool : {&smallPool_, &largePool_}) {
+  std::vector<Pool*> pools{&smallPool_, &largePool_};
+  for (auto& [key, pool] : privatePools_) pools.insert(pools.end(), {&pool->small, &pool->large});
+  for (Pool* pool : pools) {
     for (Block* block : *pool) {
       if (block->prev == nullptr) heads.push_back(block);
     }
@@ -53,6 +55,7 @@ void DeviceCache::snapshot(MemorySnapshot* out) {
     segment.address = head->ptr;
     segment.stream = head->stream;
     segment.is_large = !head->small;
+    if (head->owner != nullptr) segment.pool = head->owner->id;
     for (Block* block = head; block != nullptr; block = block->next) {
       BlockSnapshot entry;
       entry.address = block->ptr;

@@ -406,6 +406,14 @@ bool captureUnderwayOn(int32_t device) {
   return false;
 }
 
+aclrtStream captureOriginOf(aclrtStream stream) {
+  if (!capturing(stream)) return nullptr;
+  CaptureRegistry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  CaptureState* capture = stream->capture.load(std::memory_order_acquire);
+  return capture == nullptr ? nullptr : capture->origin;
+}
+
 }  // namespace npurt
 
 using npurt::fail;

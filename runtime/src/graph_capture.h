@@ -42,5 +42,7 @@ aclError captureCheckSafe(const char* call);  // device synchronize, aclrtMemcpy
 aclError captureRejectTask(aclrtStream stream);
 // Whether a capture is underway on `device` (the allocator defers stream-use events then).
 bool captureUnderwayOn(int32_t device);
+// The stream that began the capture `stream` records into (itself, or the one it joined); null when none.
+aclrtStream captureOriginOf(aclrtStream stream);
 
 }  // namespace npurt

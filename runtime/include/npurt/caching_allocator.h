@@ -46,6 +46,31 @@ aclError cacheEmpty(int32_t device);
 using HostReclaimFn = void (*)();
 aclError cacheSetHostReclaimHook(HostReclaimFn hook);
 
+// ---------------------------------------------------------------- private pools
+// A pool of segments of its own, as torch's CUDA graph pools and MemPool: blocks allocated
+// while a stream or thread is routed to it come from it and return to it when freed, so
+// memory a captured graph uses is never handed to other allocations. Ids are torch's
+// MempoolId_t: {capture id, 0} for a graph's own pool, {0, n} for graph_pool_handle() and
+// MemPool; never {0, 0} (the default pools). A pool lives while it has uses: at zero uses
+// its free segments go at the next cacheEmpty (or OOM retry) and the pool with its last
+// segment. Stats count its memory like any other.
+struct MempoolId {
+  uint64_t first = 0;
+  uint64_t second = 0;
+};
+// Creates pool `id` on `device` with one use, or adds a use.
+aclError cacheRetainPool(int32_t device, MempoolId id);
+// Drops a use (the pool must exist).
+aclError cacheReleasePool(int32_t device, MempoolId id);
+aclError cachePoolUseCount(int32_t device, MempoolId id, int32_t* count);
+// Routes allocations to pool `id` until cacheEndAllocateToPool, and adds a use (torch's
+// beginAllocateToPool): those for `stream` and for streams capturing with it (a graph
+// capture), or, when `stream` is NULL, those made by the calling thread (use_mem_pool).
+aclError cacheBeginAllocateToPool(int32_t device, MempoolId id, aclrtStream stream);
+aclError cacheEndAllocateToPool(int32_t device, MempoolId id);
+// Releases the free segments of pool `id` if it has no uses left (torch's emptyCache(id)).
+aclError cacheEmptyPool(int32_t device, MempoolId id);
+
 // ---------------------------------------------------------------- statistics
 // Mirrors c10::CachingDeviceAllocator::DeviceStats so the torch adapter copies
 // field by field. Arrays are indexed by StatType.
@@ -129,6 +154,7 @@ struct SegmentSnapshot {
   size_t requested_size = 0;
   aclrtStream stream = nullptr;
   bool is_large = false;
+  MempoolId pool;  // {0, 0}: the default pools
   std::vector<BlockSnapshot> blocks;  // in address order
 };
 
