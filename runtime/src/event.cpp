@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "graph_capture.h"
+#include "ipc.h"
 #include "profiling_hooks.h"
 #include "stream.h"
 
@@ -21,7 +22,38 @@ struct EventState {
   uint64_t recorded = 0;   // generation of the latest aclrtRecordEvent
   uint64_t completed = 0;  // latest generation whose task has run
   int64_t timestampNs = 0;
+  // Interprocess events (ACL_EVENT_IPC) keep generations and timestamp in shared memory
+  // instead; `ownsSlot` is set in the creating process, which frees the slot.
+  IpcEventSlot* shared = nullptr;
+  bool ownsSlot = false;
+  uint32_t slotIndex = 0;
+  aclrtIpcEventHandle handle{};
+
+  ~EventState() {
+    if (ownsSlot) ipcReleaseEventSlot(slotIndex);
+  }
 };
+
+// Whether generation `done` has reached `target` (32-bit shared generations may wrap).
+bool reached(uint32_t done, uint32_t target) { return static_cast<int32_t>(done - target) >= 0; }
+
+// Blocks until the shared event's completed generation reaches `target`.
+void waitShared(IpcEventSlot* slot, uint32_t target) {
+  for (;;) {
+    uint32_t done = slot->completed.load(std::memory_order_acquire);
+    if (reached(done, target)) return;
+    sharedWait(&slot->completed, done, 50);
+  }
+}
+
+void completeShared(IpcEventSlot* slot, uint32_t generation) {
+  uint32_t done = slot->completed.load(std::memory_order_relaxed);
+  // A later record may already have completed, in this process or another: keep the latest.
+  while (!reached(done, generation)) {
+    if (slot->completed.compare_exchange_weak(done, generation, std::memory_order_acq_rel)) break;
+  }
+  sharedWake(&slot->completed);
+}
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -42,12 +74,54 @@ extern "C" {
 
 aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEventWithFlag: event is null");
-  if ((flag & ~(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)) != 0) {
+  if ((flag & ~(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_IPC)) != 0) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEventWithFlag: unknown flag bits " + std::to_string(flag) +
-                                             " (use ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)");
+                                             " (use ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_IPC)");
   }
-  *event = new aclrtEventImpl();
-  (*event)->state->flags = flag;
+  if ((flag & ACL_EVENT_IPC) && (flag & ACL_EVENT_TIME_LINE)) {
+    // As CUDA: an interprocess event takes no timestamps.
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEventWithFlag: ACL_EVENT_IPC cannot be combined with "
+                                         "ACL_EVENT_TIME_LINE (torch: interprocess=True needs enable_timing=False)");
+  }
+  auto created = new aclrtEventImpl();
+  npurt::EventState& state = *created->state;
+  state.flags = flag;
+  if (flag & ACL_EVENT_IPC) {
+    aclError rc = npurt::ipcCreateEventSlot(&state.shared, &state.slotIndex);
+    if (rc == ACL_SUCCESS) {
+      state.ownsSlot = true;
+      rc = npurt::ipcEventHandle(state.slotIndex, &state.handle);
+    }
+    if (rc != ACL_SUCCESS) {
+      delete created;
+      return rc;
+    }
+  }
+  *event = created;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle* handle) {
+  if (event == nullptr || handle == nullptr) {
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtIpcGetEventHandle: event and handle must not be null");
+  }
+  if (event->state->shared == nullptr) {
+    return fail(ACL_ERROR_INVALID_PARAM,
+                "aclrtIpcGetEventHandle: the event was not created with ACL_EVENT_IPC (torch: interprocess=True)");
+  }
+  *handle = event->state->handle;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent* event) {
+  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtIpcOpenEventHandle: event is null");
+  npurt::IpcEventSlot* slot = nullptr;
+  if (aclError rc = npurt::ipcOpenEventSlot(handle, &slot)) return rc;
+  auto opened = new aclrtEventImpl();
+  opened->state->flags = ACL_EVENT_IPC;
+  opened->state->shared = slot;
+  opened->state->handle = handle;
+  *event = opened;
   return ACL_SUCCESS;
 }
 
@@ -64,6 +138,13 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   aclError captured = ACL_SUCCESS;
   if (npurt::capturing(stream) && npurt::captureEventRecord(stream, event, &captured)) return captured;
   std::shared_ptr<npurt::EventState> state = event->state;
+  if (npurt::IpcEventSlot* slot = state->shared) {
+    uint32_t generation = slot->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
+    return npurt::enqueue(stream, [state, slot, generation] {
+      npurt::completeShared(slot, generation);
+      return ACL_SUCCESS;
+    }, npurt::TaskInfo{NPURT_TASK_EVENT_RECORD});
+  }
   uint64_t generation;
   {
     std::lock_guard<std::mutex> lock(state->mutex);
@@ -90,6 +171,14 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   aclError captured = ACL_SUCCESS;
   if (npurt::captureActive() && npurt::captureEventWait(stream, event, &captured)) return captured;
   std::shared_ptr<npurt::EventState> state = event->state;
+  if (npurt::IpcEventSlot* slot = state->shared) {
+    uint32_t target = slot->recorded.load(std::memory_order_acquire);
+    if (target == 0) return ACL_SUCCESS;
+    return npurt::enqueue(stream, [state, slot, target] {
+      npurt::waitShared(slot, target);
+      return ACL_SUCCESS;
+    }, npurt::TaskInfo{NPURT_TASK_EVENT_WAIT});
+  }
   uint64_t target;
   {
     std::lock_guard<std::mutex> lock(state->mutex);
@@ -108,6 +197,11 @@ aclError aclrtQueryEventStatus(aclrtEvent event, int32_t* complete) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: event and complete must not be null");
   }
   npurt::EventState& state = *event->state;
+  if (npurt::IpcEventSlot* slot = state.shared) {
+    *complete = npurt::reached(slot->completed.load(std::memory_order_acquire),
+                               slot->recorded.load(std::memory_order_acquire));
+    return ACL_SUCCESS;
+  }
   std::lock_guard<std::mutex> lock(state.mutex);
   *complete = state.completed >= state.recorded ? 1 : 0;
   return ACL_SUCCESS;
@@ -117,6 +211,10 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: event is null");
   if (aclError rc = npurt::captureCheckEventSync(event, "aclrtSynchronizeEvent")) return rc;
   npurt::EventState& state = *event->state;
+  if (npurt::IpcEventSlot* slot = state.shared) {
+    npurt::waitShared(slot, slot->recorded.load(std::memory_order_acquire));
+    return ACL_SUCCESS;
+  }
   std::unique_lock<std::mutex> lock(state.mutex);
   uint64_t target = state.recorded;
   state.completedCv.wait(lock, [&] { return state.completed >= target; });

@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "error.h"
+#include "ipc.h"
 #include "npurt/caching_allocator.h"
 
 namespace npurt {
@@ -88,17 +89,27 @@ void unreserveHost(size_t bytes) {
 
 aclError releaseRange(void* ptr, aclrtMemLocation expected, const char* caller) {
   Registry& reg = registry();
-  std::lock_guard<std::mutex> lock(reg.mutex);
+  std::unique_lock<std::mutex> lock(reg.mutex);
   auto it = reg.ranges.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == reg.ranges.end() || it->second.location != expected) {
     return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": " + hexAddress(ptr) + " was not returned by " +
                                              (expected == ACL_MEM_LOCATION_DEVICE ? "aclrtMalloc" : "aclrtMallocHost") +
                                              " (or was already freed)");
   }
-  if (expected == ACL_MEM_LOCATION_DEVICE) reg.usedBytes[it->second.device] -= it->second.size;
-  reg.hostBytes -= it->second.size;
+  if (it->second.imported) {
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": " + hexAddress(ptr) +
+                                             " was mapped from another process: release it with aclrtIpcMemClose");
+  }
+  MemoryRange range = it->second;
   reg.ranges.erase(it);
-  std::free(ptr);
+  reg.hostBytes -= range.size;
+  if (expected == ACL_MEM_LOCATION_DEVICE) {
+    reg.usedBytes[range.device] -= range.size;
+    lock.unlock();  // the IPC tables lock after this registry, never before
+    destroySharedSegment(SharedSegment{ptr, range.size, range.fd, range.serial});
+  } else {
+    std::free(ptr);
+  }
   return ACL_SUCCESS;
 }
 
@@ -126,6 +137,22 @@ size_t deviceMemoryUsed(int32_t device) {
   std::lock_guard<std::mutex> lock(reg.mutex);
   auto it = reg.usedBytes.find(device);
   return it == reg.usedBytes.end() ? 0 : it->second;
+}
+
+void registerImportedRange(void* base, size_t size, int32_t device, uint64_t serial) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  uintptr_t address = reinterpret_cast<uintptr_t>(base);
+  MemoryRange range{address, size, ACL_MEM_LOCATION_DEVICE, device};
+  range.serial = serial;
+  range.imported = true;
+  reg.ranges[address] = range;
+}
+
+void unregisterImportedRange(void* base) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.ranges.erase(reinterpret_cast<uintptr_t>(base));
 }
 
 aclError cacheRegisterExternal(void* ptr, size_t size, int32_t device) {
@@ -182,18 +209,21 @@ aclError aclrtMalloc(void** devPtr, size_t size, int32_t deviceId) {
     reg.usedBytes[deviceId] -= rounded;
     return rc;
   }
-  void* ptr = std::aligned_alloc(npurt::kDeviceAlignment, rounded);
+  // A memfd segment, so other processes can map it (npurt/ipc.h); page aligned, zero filled.
+  npurt::SharedSegment segment;
+  aclError created = npurt::createSharedSegment(rounded, deviceId, &segment);
   std::lock_guard<std::mutex> lock(reg.mutex);
-  if (ptr == nullptr) {
+  if (created != ACL_SUCCESS) {
     reg.usedBytes[deviceId] -= rounded;
     reg.hostBytes -= rounded;
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: the host could not provide " + std::to_string(rounded) +
-                                                    " bytes backing device " + std::to_string(deviceId) +
-                                                    " (lower NPU_SIM_DEVICE_MEMORY or free host memory)");
+    return created;
   }
-  uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
-  reg.ranges[base] = npurt::MemoryRange{base, rounded, ACL_MEM_LOCATION_DEVICE, deviceId};
-  *devPtr = ptr;
+  uintptr_t base = reinterpret_cast<uintptr_t>(segment.base);
+  npurt::MemoryRange range{base, rounded, ACL_MEM_LOCATION_DEVICE, deviceId};
+  range.fd = segment.fd;
+  range.serial = segment.serial;
+  reg.ranges[base] = range;
+  *devPtr = segment.base;
   return ACL_SUCCESS;
 }
 

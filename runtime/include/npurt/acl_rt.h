@@ -28,6 +28,7 @@ typedef int aclError;
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define ACL_ERROR_RT_STREAM_NOT_COMPLETE 207017
 #define ACL_ERROR_RT_EVENT_NOT_COMPLETE 207018
+#define ACL_ERROR_RT_MEMORY_IN_USE 207019
 #define ACL_ERROR_RT_AICORE_EXCEPTION 507015
 #define ACL_ERROR_RT_INTERNAL_ERROR 507899
 
@@ -79,6 +80,20 @@ typedef enum aclrtMemLocation {
 } aclrtMemLocation;
 // Where ptr points: into a device allocation (deviceId set), pinned host memory, or neither.
 aclError aclrtPointerGetAttributes(const void* ptr, aclrtMemLocation* location, int32_t* deviceId);
+
+// ---------------------------------------------------------------- IPC memory
+// Device memory is backed by memfd segments, so another process of the same user on
+// this host can map it (npurt/ipc.h explains how). CUDA's rules hold: an exported
+// block must stay allocated until every importer has closed its key.
+#define ACL_IPC_MEM_KEY_LEN 256
+// Writes a key naming [devPtr, devPtr + size), which must lie in one device allocation.
+// Each key counts one pending importer until that importer closes it.
+aclError aclrtIpcMemGetExportKey(void* devPtr, size_t size, char* key, size_t len, uint64_t flag);
+// Maps the memory a key names (on the exporter's device index) and returns its address.
+aclError aclrtIpcMemImportByKey(void** devPtr, const char* key, uint64_t flag);
+// Importer: unmaps (once every import of the key is closed) and releases the key's count.
+// Exporter: forgets the key; fails with ACL_ERROR_RT_MEMORY_IN_USE while importers hold it.
+aclError aclrtIpcMemClose(const char* key);
 
 // ---------------------------------------------------------------- streams
 typedef struct aclrtStreamImpl* aclrtStream;
@@ -140,6 +155,14 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 // *complete = 1 when the captured work has run (or the event was never recorded).
 aclError aclrtQueryEventStatus(aclrtEvent event, int32_t* complete);
 aclError aclrtSynchronizeEvent(aclrtEvent event);
+// An event created with ACL_EVENT_IPC keeps its state in shared memory: another process
+// opens it from its handle, and records/waits there order work across both processes.
+#define ACL_EVENT_IPC 0x40u
+typedef struct aclrtIpcEventHandle {
+  char reserved[64];
+} aclrtIpcEventHandle;
+aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle* handle);
+aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent* event);
 // Milliseconds between two completed timing events.
 aclError aclrtEventElapsedTime(float* ms, aclrtEvent start, aclrtEvent end);
 
