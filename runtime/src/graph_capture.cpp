@@ -602,7 +602,10 @@ aclError npurtGraphSetParam(aclmdlRI modelRI, uint32_t slot, uint64_t value) {
 
 aclError npurtLaunchHostFuncOwned(aclrtStream stream, aclrtHostFunc fn, void* userData, npurtReleaseFunc release) {
   if (fn == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "npurtLaunchHostFuncOwned: fn is null");
-  if (aclError rc = npurt::resolveStream(stream, &stream, "npurtLaunchHostFuncOwned")) return rc;
+  if (aclError rc = npurt::resolveStream(stream, &stream, "npurtLaunchHostFuncOwned")) {
+    if (release != nullptr) release(userData);
+    return rc;
+  }
   aclError rc = ACL_SUCCESS;
   if (npurt::capturing(stream) && npurt::captureHostFunc(stream, fn, userData, release, &rc)) {
     if (rc != ACL_SUCCESS && release != nullptr) release(userData);

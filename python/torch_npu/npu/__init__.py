@@ -104,6 +104,13 @@ from torch_npu.npu.host_memory import *  # noqa: E402,F403
 
 __all__ += [*_host_memory.__all__]
 
+from torch_npu.npu import graphs as _graphs  # noqa: E402
+from torch_npu.npu import mem_pool as _mem_pool  # noqa: E402
+from torch_npu.npu.graphs import *  # noqa: E402,F403
+from torch_npu.npu.mem_pool import *  # noqa: E402,F403
+
+__all__ += [*_graphs.__all__, *_mem_pool.__all__]
+
 from torch_npu.npu import backend_config as _backend_config  # noqa: E402
 from torch_npu.npu import deterministic as _deterministic  # noqa: E402
 from torch_npu.npu import device_checks as _device_checks  # noqa: E402

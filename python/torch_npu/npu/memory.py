@@ -199,9 +199,16 @@ def max_memory_reserved(device: Device = None) -> int:
     return memory_stats(device).get("reserved_bytes.all.peak", 0)
 
 
-def memory_snapshot() -> list[dict[str, Any]]:
-    """Return the segments of every device, each with its blocks, as torch.cuda.memory_snapshot."""
-    return _C._npu_memory_snapshot()["segments"]
+def memory_snapshot(mempool_id: tuple[int, int] | None = None, include_traces: bool = True) -> list[dict[str, Any]]:
+    """Return the segments of every device, each with its blocks, as torch.cuda.memory_snapshot.
+
+    ``mempool_id`` (a ``MemPool.id`` or graph pool token) keeps only that pool's segments.
+    ``include_traces`` is accepted as torch.cuda's: the segments returned carry no trace entries.
+    """
+    segments = _C._npu_memory_snapshot()["segments"]
+    if mempool_id is None:
+        return segments
+    return [s for s in segments if tuple(s["segment_pool_id"]) == tuple(mempool_id)]
 
 
 def _format_size(size: int, pref_size: float) -> str:

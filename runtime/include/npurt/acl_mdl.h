@@ -79,8 +79,9 @@ aclError npurtCaptureParam(aclrtStream stream, uint32_t slot, uint64_t addend, u
 aclError npurtGraphSetParam(aclmdlRI modelRI, uint32_t slot, uint64_t value);
 
 // aclrtLaunchHostFunc for a callback the runtime owns: `release(userData)` (may be NULL)
-// runs once the callback can no longer run - after it ran, or, when it was captured, when
-// the graph is destroyed - so a captured host function runs again at every replay.
+// runs once the callback can no longer run - after it ran, when the call fails, or, when it
+// was captured, when the graph is destroyed - so a captured host function runs again at
+// every replay.
 typedef void (*npurtReleaseFunc)(void* userData);
 aclError npurtLaunchHostFuncOwned(aclrtStream stream, aclrtHostFunc fn, void* userData, npurtReleaseFunc release);
 

@@ -273,6 +273,9 @@ void releasePinnedCache() { pinnedAllocatorInstance().empty_cache(); }
 
 const bool reclaimRegistered = [] {
   (void)npurt::cacheSetHostReclaimHook(&releasePinnedCache);
+  // torch.accelerator.empty_host_cache() / host memory stats (and torch.accelerator.Graph's
+  // __enter__) look the pinned cache up by device type; unregistered, they dereference null.
+  at::setHostAllocator(c10::DeviceType::PrivateUse1, &pinnedAllocatorInstance());
   return true;
 }();
 

@@ -9,7 +9,9 @@
 #include <mutex>
 
 #include "torch_npu/csrc/NpuError.h"
+#include "npurt/acl_mdl.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
+#include "torch_npu/csrc/core/NpuStream.h"
 
 namespace torch_npu {
 namespace {
@@ -65,9 +67,25 @@ void NpuGeneratorImpl::set_state(const c10::TensorImpl& state) {
 }
 
 std::pair<uint64_t, uint64_t> NpuGeneratorImpl::reservePhilox(uint64_t count) {
-  uint64_t start = offset_;
-  offset_ += (count + 3) / 4 * 4;
-  return {seed_, start};
+  uint64_t rounded = (count + 3) / 4 * 4;
+  aclrtStream stream = nativeStream(getCurrentStream(device().index()));
+  aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+  NPU_CHECK_ACL(aclmdlRICaptureGetInfo(stream, &status, nullptr));
+  if (status == ACL_MODEL_RI_CAPTURE_STATUS_NONE) {
+    uint64_t start = offset_;
+    offset_ += rounded;
+    return {seed_, start};
+  }
+  // A captured draw: replays fill in the seed and offset they run with.
+  TORCH_CHECK(graphCapture && graphCapture->stream == stream,
+              "Attempt to draw from an NPU generator that is not registered with the NPU graph capturing the "
+              "current stream: call graph.register_generator_state(generator) before capture_begin\n",
+              errCode(SubModule::GRAPH, ErrCode::NOT_SUPPORT));
+  uint64_t seed = 0, offset = 0;
+  NPU_CHECK_ACL(npurtCaptureParam(stream, graphCapture->seedSlot, 0, &seed));
+  NPU_CHECK_ACL(npurtCaptureParam(stream, graphCapture->offsetSlot, graphCapture->increment, &offset));
+  graphCapture->increment += rounded;
+  return {seed, offset};
 }
 
 NpuGeneratorImpl* NpuGeneratorImpl::clone_impl() const {

@@ -6,7 +6,10 @@
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
 
+#include <optional>
 #include <utility>
+
+#include "npurt/acl_rt.h"
 
 namespace torch_npu {
 
@@ -28,6 +31,18 @@ struct NpuGeneratorImpl : public c10::GeneratorImpl {
   std::pair<uint64_t, uint64_t> reservePhilox(uint64_t count);
 
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
+
+  // Graph-safe state (torch's register_generator_state): while an NPUGraph captures on
+  // `stream` with this generator registered, reservePhilox there hands out placeholders for
+  // (seed, offset) that the graph fills in at each replay (npurt/acl_mdl.h npurtCaptureParam),
+  // and the draws add up to `increment`, what each replay advances the offset by. Guarded by mutex_.
+  struct GraphCapture {
+    aclrtStream stream = nullptr;
+    uint32_t seedSlot = 0;
+    uint32_t offsetSlot = 0;
+    uint64_t increment = 0;
+  };
+  std::optional<GraphCapture> graphCapture;
 
  private:
   NpuGeneratorImpl* clone_impl() const override;

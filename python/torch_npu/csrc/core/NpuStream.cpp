@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "npurt/acl_mdl.h"
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
 
@@ -34,7 +35,7 @@ c10::Stream makeStream(c10::DeviceIndex device, c10::StreamId id) {
 }
 
 int32_t runHostTask(void* userData) {
-  std::unique_ptr<std::function<void()>> task(static_cast<std::function<void()>*>(userData));
+  auto* task = static_cast<std::function<void()>*>(userData);
   try {
     (*task)();
     return 0;
@@ -44,6 +45,8 @@ int32_t runHostTask(void* userData) {
     return 1;
   }
 }
+
+void releaseHostTask(void* userData) { delete static_cast<std::function<void()>*>(userData); }
 
 std::string takeHostTaskError() {
   std::lock_guard<std::mutex> lock(hostTaskErrorMutex);
@@ -116,12 +119,10 @@ bool queryStream(c10::Stream stream) {
 void launchHostTask(c10::Stream stream, std::function<void()> task) {
   checkNotForkedChild();
   aclrtStream handle = nativeStream(stream);
+  // The runtime owns the task: it runs once, or at every replay when a graph captured it.
   auto* heapTask = new std::function<void()>(std::move(task));
-  aclError status = aclrtLaunchHostFunc(handle, &runHostTask, heapTask);
-  if (status != ACL_SUCCESS) {
-    delete heapTask;
-    checkStreamStatus(status, "aclrtLaunchHostFunc");
-  }
+  aclError status = npurtLaunchHostFuncOwned(handle, &runHostTask, heapTask, &releaseHostTask);
+  checkStreamStatus(status, "npurtLaunchHostFuncOwned");
 }
 
 void setSyncDebugMode(int mode) {

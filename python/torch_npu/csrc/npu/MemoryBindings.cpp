@@ -202,7 +202,7 @@ py::dict segmentDict(const npurt::SegmentSnapshot& segment) {
   d["requested_size"] = segment.requested_size;
   d["stream"] = streamIndex(segment.stream);
   d["segment_type"] = segment.is_large ? "large" : "small";
-  d["segment_pool_id"] = py::make_tuple(0, 0);
+  d["segment_pool_id"] = py::make_tuple(segment.pool.first, segment.pool.second);
   d["is_expandable"] = false;  // segments never grow in place here (caching_allocator.h)
   d["frames"] = segment.blocks.empty() ? py::list() : framesOf(segment.blocks.front().context);
   d["blocks"] = blocks;
