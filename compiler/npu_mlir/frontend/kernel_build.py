@@ -22,17 +22,13 @@ from typing import Any, Sequence
 
 import torch
 
-if __package__:
-    from torch_npu.eager.custom_ops import reference as custom_reference
-    from torch_npu.eager.disk_cache import PIPELINE_ENV
-    from torch_npu.eager.formats import contiguous_strides, to_logical
-    from torch_npu.eager.retrace import RETRACED
-else:  # a compile worker imports this file as a top-level module, next to retrace.py
-    from custom_ops import reference as custom_reference
-    from disk_cache import PIPELINE_ENV
-    from formats import contiguous_strides, to_logical
-    from retrace import RETRACED
+from npu_mlir.frontend.decompositions.retrace import RETRACED
+from npu_mlir.frontend.references import reference as custom_reference
+from npu_mlir.frontend.references.formats import contiguous_strides, to_logical
 
+# "0": build every call straight from linalg, bypassing the ascend pipeline (the comparison
+# bench_pipeline makes); torch_npu's disk cache keeps records built either way apart.
+PIPELINE_ENV = "TORCH_NPU_EAGER_PIPELINE"
 PARAM_DTYPES = {"f64": torch.float64, "i64": torch.int64}
 
 

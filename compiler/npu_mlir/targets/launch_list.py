@@ -9,7 +9,7 @@ ACL host code (each kernel's launcher, and the module's runner when every kernel
 Buffers are `Ref`s: ("in", k) the call's k-th tensor input, ("param", j) its j-th scalar parameter
 (a 0-d f64/i64 argument, passed by value), ("out", j) its j-th result, ("tmp", t) an intermediate
 of `temp_bytes[t]` bytes the dispatcher allocates per call. A launch's refs follow the sim ABI
-(sim_abi): tensor arguments, then results, then scalar parameters, each in argument order.
+(sim/abi.py): tensor arguments, then results, then scalar parameters, each in argument order.
 Reshapes are free: a reshaped buffer is the same bytes, so it keeps its ref.
 
 `LaunchListError` says why a module cannot become a list yet (the caller keeps the linalg path).

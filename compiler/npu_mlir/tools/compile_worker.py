@@ -1,7 +1,7 @@
 """A compile worker process: reads build requests, answers with kernel metadata.
 
-Run as a script (`python compile_worker.py`), never imported through torch_npu: it needs only torch
-and npu_mlir, and must not load the device runtime. Frames on the protocol pipe are a 4-byte
+Run as `python -m npu_mlir.tools.compile_worker` (torch_npu/eager/workers.py starts the pool): it
+needs only torch and npu_mlir, and must not load the device runtime. Frames on the protocol pipe are a 4-byte
 little-endian length and a pickle: request dict in, ("ok", metadata) or ("error", message) out.
 A crash of MLIR (SIGFPE, LLVM ERROR) ends only this process; the pool in workers.py notices.
 """
@@ -30,8 +30,7 @@ def main() -> int:
     reply = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import kernel_build  # noqa: E402  (after the path tweak: not imported as torch_npu.eager)
+    from npu_mlir.frontend import kernel_build  # after the dup2: its imports may print
 
     reply.write(struct.pack("<I", 0))  # ready
     reply.flush()

@@ -4,8 +4,9 @@
         entry-<hash of key>.json   the record (launch list, kernel sources) + the sha256 of each library
         npu_sim_*.so               the kernels (written by the sim target's own memo)
 
-The version hashes the compiler's sources (npu_mlir and this package's build code) and the torch /
-torch-mlir versions, so a changed compiler never loads a stale kernel. An entry whose JSON does not
+The version hashes every source file of the compiler (the npu_mlir package folder: passes, emitters,
+front end, references, the CPU twin's headers) and the torch / torch-mlir versions, so a changed
+compiler never loads a stale kernel; any edit under compiler/npu_mlir/ starts an empty directory. An entry whose JSON does not
 parse, whose libraries are missing or whose bytes no longer match the recorded hashes is deleted with
 its libraries, and the call compiles again.
 """
@@ -21,33 +22,30 @@ from pathlib import Path
 import torch
 
 import npu_mlir
+from npu_mlir.frontend.kernel_build import PIPELINE_ENV
+from npu_mlir.targets.sim.cache import CACHE_ENV, cache_root
 
-CACHE_ENV = "TORCH_NPU_KERNEL_CACHE"
-# "0": the compile worker builds every call straight from linalg, bypassing the ascend pipeline
-# (the comparison bench_pipeline makes); records built either way never mix.
-PIPELINE_ENV = "TORCH_NPU_EAGER_PIPELINE"
+__all__ = ["CACHE_ENV", "cache_root", "compiler_version", "entry_path", "load", "store", "version_dir"]
 _version: list[str] = []
+
+
+def _compiler_sources(root: Path) -> list[Path]:
+    # Every file but Python's bytecode caches: a header of the CPU twin changes the AscendC build too.
+    return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
 def compiler_version() -> str:
     if not _version:
         digest = hashlib.sha256()
-        roots = [Path(npu_mlir.__file__).parent, Path(__file__).parent]
-        for root in roots:
-            for source in sorted(root.rglob("*.py")):
-                digest.update(str(source.relative_to(root)).encode())
-                digest.update(source.read_bytes())
+        root = Path(npu_mlir.__file__).parent
+        for source in _compiler_sources(root):
+            digest.update(str(source.relative_to(root)).encode())
+            digest.update(source.read_bytes())
         digest.update(torch.__version__.encode())
-        digest.update(os.environ.get(PIPELINE_ENV, "1").encode())  # which path built the records
         digest.update(metadata.version("torch-mlir").encode())
+        digest.update(os.environ.get(PIPELINE_ENV, "1").encode())  # which path built the records
         _version.append(digest.hexdigest()[:16])
     return _version[0]
-
-
-def cache_root() -> Path:
-    root = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch_npu", "kernels")
-    return Path(root)
 
 
 def version_dir() -> Path:

@@ -24,11 +24,11 @@ from typing import Any
 
 import torch
 
-from torch_npu.eager.batch_norm import RETRACED as BATCH_NORM_RETRACES
-from torch_npu.eager.custom_ops import reference as custom_reference
-from torch_npu.eager.formats import INTERNAL_FORMATS, contiguous_strides, storage_shape
-from torch_npu.eager.kernel_build import materialize, resolve_op
-from torch_npu.eager.scaled_pointwise import RETRACED as SCALED_POINTWISE_RETRACES
+from npu_mlir.frontend.decompositions.batch_norm import RETRACED as BATCH_NORM_RETRACES
+from npu_mlir.frontend.decompositions.scaled_pointwise import RETRACED as SCALED_POINTWISE_RETRACES
+from npu_mlir.frontend.kernel_build import materialize, resolve_op
+from npu_mlir.frontend.references import reference as custom_reference
+from npu_mlir.frontend.references.formats import INTERNAL_FORMATS, contiguous_strides, storage_shape
 
 DTYPE_NAMES = {"Float": torch.float32, "Half": torch.float16, "BFloat16": torch.bfloat16, "Double": torch.float64,
                "Long": torch.int64, "Int": torch.int32, "Short": torch.int16, "Char": torch.int8,
@@ -197,7 +197,7 @@ def _number(desc: Any) -> tuple[Any, Any] | None:
 
 def _results(request: dict) -> list:
     """Per return of the request's op: (dtype, shape), or a list of them for a tensor-list return."""
-    from torch_npu.eager.kernel_build import example_tensors
+    from npu_mlir.frontend.kernel_build import example_tensors
 
     tensors, params = example_tensors(request, device="meta")
     out = materialize(request, tensors, params)
@@ -300,7 +300,7 @@ def _parameterize(op: torch._ops.OpOverload, schema_args: list, numbers: dict, p
     tensorize = {i for i in scalar_slot if i != alpha}
     target = op
     if custom_reference(request["target"]) is not None or op in PARAMETER_RETRACES:
-        # A custom op's reference takes a 0-d tensor for any float / Scalar argument (custom_ops.py).
+        # A custom op's reference takes a 0-d tensor for any float / Scalar argument (npu_mlir/frontend/references/).
         tensorize = {i for i in tensorize if _is_float_or_scalar(schema_args[i].type)}
     elif tensorize:
         target = _sibling(op, _signature(op._schema, frozenset(schema_args[i].name for i in tensorize)))

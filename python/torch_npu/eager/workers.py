@@ -1,7 +1,7 @@
 """The pool of compile workers: MLIR runs out of process, so its crashes cannot kill the user's.
 
-Workers (compile_worker.py subprocesses, $TORCH_NPU_COMPILE_WORKERS, default 2) start in the
-background on the first compile and serve requests one at a time each, so misses from several
+Workers (`python -m npu_mlir.tools.compile_worker` subprocesses, $TORCH_NPU_COMPILE_WORKERS, default 2)
+start in the background on the first compile and serve requests one at a time each, so misses from several
 threads compile in parallel. A worker that dies or exceeds $TORCH_NPU_COMPILE_TIMEOUT seconds
 (default 300) is killed and replaced; the request that did it raises WorkerCrashed.
 """
@@ -19,9 +19,8 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
-WORKER_SCRIPT = Path(__file__).with_name("compile_worker.py")
+WORKER_MODULE = "npu_mlir.tools.compile_worker"
 
 
 class WorkerCrashed(RuntimeError):
@@ -39,7 +38,7 @@ def _timeout() -> float:
 class Worker:
     def __init__(self, env: dict) -> None:
         self.log = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, str(WORKER_SCRIPT)], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self.log, env=env)
         self.ready = False
 

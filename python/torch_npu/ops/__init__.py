@@ -1,7 +1,7 @@
 """torch_npu's own fused ops (torch.ops.npu.*), with autograd, as torch_npu names them.
 
 Each runs as one compiled kernel per call on NPU tensors; how they compile is described in
-torch_npu/eager/custom_ops.py. They also run on CPU tensors (their plain-torch reference).
+npu_mlir/frontend/references/__init__.py. They also run on CPU tensors (their plain-torch reference).
 """
 
 from torch_npu.ops import reference_kernels

@@ -1,4 +1,4 @@
-"""Register each custom op's reference (torch_npu/eager/custom_ops.py) as its CPU and fake kernel.
+"""Register each custom op's reference (npu_mlir.frontend.references) as its CPU and fake kernel.
 
 The CPU kernel is what the CPU fallback runs when the compiler rejects a call of a custom op (the
 fallback redispatches to CPU on zero-copy aliases); it also lets the ops run on CPU tensors. The
@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 import torch
 
-from torch_npu.eager import custom_ops
+from npu_mlir.frontend import references
 
-_library = torch.library.Library(custom_ops.NAMESPACE, "IMPL")
+_library = torch.library.Library(references.NAMESPACE, "IMPL")
 
 
 def _schema_order(op: torch._ops.OpOverload, reference: Callable) -> Callable:
@@ -31,18 +31,18 @@ def _schema_order(op: torch._ops.OpOverload, reference: Callable) -> Callable:
 
 def _overload(name: str) -> torch._ops.OpOverload | None:
     base, _, overload = name.partition(".")
-    packet = getattr(getattr(torch.ops, custom_ops.NAMESPACE), base, None)
+    packet = getattr(getattr(torch.ops, references.NAMESPACE), base, None)
     return getattr(packet, overload or "default", None) if packet is not None else None
 
 
 def register_all() -> None:
     """Register every reference whose op the build defined (torch_npu._C must be loaded)."""
-    for name, reference in custom_ops.references().items():
+    for name, reference in references.references().items():
         op = _overload(name)
         if op is None:
             # A stale build must not stop `import torch_npu`: only this op is missing.
-            warnings.warn(f"custom_ops has a reference for {custom_ops.NAMESPACE}::{name}, but the build defines "
-                          "no such op: add its schema under custom: in npu_native_functions.yaml and rebuild "
+            warnings.warn(f"npu_mlir.frontend.references has a reference for {references.NAMESPACE}::{name}, but "
+                          "the build defines no such op: add its schema under custom: in npu_native_functions.yaml and rebuild "
                           "(make build)", stacklevel=2)
             continue
         kernel = _schema_order(op, reference)

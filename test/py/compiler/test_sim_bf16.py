@@ -3,17 +3,12 @@ the sim target and keep every bit; bf16 arithmetic next to them still computes i
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 from npu_mlir.frontend import import_fx_graph
+from npu_mlir.frontend.references.formats import FRACTAL_NZ, to_physical
 from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "python" / "torch_npu" / "eager"))
-from formats import FRACTAL_NZ, to_physical  # noqa: E402  (a top-level module, as compile workers import it)
 
 pytestmark = pytest.mark.timeout(120)
 

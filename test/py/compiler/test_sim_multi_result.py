@@ -3,17 +3,12 @@ writes its slice of each result (one fused slice loop). Numbers are checked agai
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 from npu_mlir.frontend import import_fx_graph
+from npu_mlir.frontend.references import fusion_attention
 from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "python" / "torch_npu" / "eager"))
-import fusion_attention  # noqa: E402  (a top-level module, as compile workers import it)
 
 pytestmark = pytest.mark.timeout(120)
 

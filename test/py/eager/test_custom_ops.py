@@ -11,7 +11,7 @@ import torch
 
 import torch_npu
 import torch_npu._C as _C
-from torch_npu.eager import custom_ops
+from npu_mlir.frontend import references as custom_ops
 from torch_npu.ops import reference_kernels
 
 from conftest import assert_no_fallback

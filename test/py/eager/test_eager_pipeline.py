@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 
 import torch_npu._C as _C
-from torch_npu.eager import disk_cache, kernel_build
+from npu_mlir.frontend import kernel_build
+from torch_npu.eager import disk_cache
 from torch_npu.eager.plan import plan_call
 
 from conftest import assert_no_fallback

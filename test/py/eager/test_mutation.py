@@ -20,7 +20,7 @@ import torch
 
 import torch_npu._C as _C
 from torch_npu.eager import miss
-from torch_npu.eager.kernel_build import resolve_op
+from npu_mlir.frontend.kernel_build import resolve_op
 from torch_npu.eager.plan import UNSTATED_WRITES, PlanError, functional_of
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -24,10 +24,7 @@ from typing import Callable
 
 import torch
 
-if __package__:
-    from torch_npu.eager.conv_gemm import dilate_trailing, pad_trailing
-else:  # a compile worker imports these modules top-level (see kernel_build)
-    from conv_gemm import dilate_trailing, pad_trailing
+from npu_mlir.frontend.decompositions.conv_gemm import dilate_trailing, pad_trailing
 
 
 def _window_positions(out: list[int], offset: tuple[int, ...], stride: list[int], padding: list[int],

@@ -7,7 +7,7 @@ decompositions), or not at all (argmax/argmin of a 0-d tensor). Each rewrite bel
 a one-hot comparison against the index, elementwise ops, reductions, matmuls or forward
 convolutions, all of which the pipeline compiles. A configuration a rewrite does not cover raises,
 so that call runs on the CPU fallback. Imported by kernel_build, in the user's process and in
-compile workers alike (no torch_npu import). Scans, scatters and sorts are in retrace_masked.py.
+compile workers alike (no torch_npu import). Scans, scatters and sorts are in masked.py.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import Callable
 
 import torch
 
-if __package__:
-    from torch_npu.eager.retrace_masked import MASKED
-else:  # a compile worker imports this file as a top-level module (see kernel_build)
-    from retrace_masked import MASKED
+from npu_mlir.frontend.decompositions.batch_norm import RETRACED as _BATCH_NORM
+from npu_mlir.frontend.decompositions.conv_gemm import RETRACED as _CONVOLUTION
+from npu_mlir.frontend.decompositions.masked import MASKED
+from npu_mlir.frontend.decompositions.pooling import RETRACED as _POOLING
+from npu_mlir.frontend.decompositions.scaled_pointwise import RETRACED as _SCALED_POINTWISE
 
 aten = torch.ops.aten
 REDUCTION_NONE, REDUCTION_MEAN = 0, 1
@@ -225,22 +226,10 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
 }
 
 # Batch norm's rewrites live with the facts about its running statistics.
-if __package__:
-    from torch_npu.eager.batch_norm import RETRACED as _BATCH_NORM
-else:  # a compile worker imports these modules top-level (kernel_build.py)
-    from batch_norm import RETRACED as _BATCH_NORM
 RETRACED.update(_BATCH_NORM)
 
 # Convolutions as GEMMs and scatter-free pooling backwards: every stride / padding / dilation / groups;
 # addcdiv/addcmul taking `value` as a kernel parameter.
-if __package__:
-    from torch_npu.eager.conv_gemm import RETRACED as _CONVOLUTION
-    from torch_npu.eager.pooling import RETRACED as _POOLING
-    from torch_npu.eager.scaled_pointwise import RETRACED as _SCALED_POINTWISE
-else:
-    from conv_gemm import RETRACED as _CONVOLUTION
-    from pooling import RETRACED as _POOLING
-    from scaled_pointwise import RETRACED as _SCALED_POINTWISE
 RETRACED.update(_CONVOLUTION)
 RETRACED.update(_POOLING)
 RETRACED.update(_SCALED_POINTWISE)  # value as a kernel parameter (plan.PARAMETER_RETRACES)

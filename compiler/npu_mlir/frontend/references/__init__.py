@@ -11,8 +11,8 @@ Adding a custom op `npu_foo` takes three pieces:
 1. Its schema under `custom:` in python/torch_npu/csrc/aten/npu_native_functions.yaml, e.g.
        - npu_foo(Tensor self, float scale=1.0, int dim=-1) -> (Tensor, Tensor)
    The build defines it as torch.ops.npu.npu_foo (TORCH_LIBRARY(npu, ...)).
-2. Its reference, in a module python/torch_npu/eager/<family>.py that imports nothing from
-   torch_npu (compile workers import it as a top-level module), holding a dict
+2. Its reference, in a module compiler/npu_mlir/frontend/references/<family>.py (plain torch:
+   npu_mlir never imports torch_npu, and compile workers do not load it), holding a dict
        REFERENCES = {"npu_foo": npu_foo}        # "name" = default overload, "name.overload" others
    with the module's name added to REFERENCE_MODULES below. A reference:
    - takes the schema's arguments positionally, in schema order (keyword-only ones too), under the
@@ -45,7 +45,7 @@ import importlib
 from typing import Callable
 
 NAMESPACE = "npu"
-# Modules of this directory that hold REFERENCES; one line per op family.
+# Modules of this package that hold REFERENCES; one line per op family.
 REFERENCE_MODULES = (
     "swiglu",
     "rms_norm",
@@ -64,8 +64,7 @@ def _load() -> dict[str, Callable]:
         return _table
     found: dict[str, tuple[Callable, str]] = {}
     for stem in REFERENCE_MODULES:
-        # Inside torch_npu when imported as torch_npu.eager.custom_ops; top-level in a compile worker.
-        module = importlib.import_module(f"{__package__}.{stem}" if __package__ else stem)
+        module = importlib.import_module(f"{__name__}.{stem}")
         for name, fn in module.REFERENCES.items():
             if name in found:
                 raise RuntimeError(f"custom op {name} has references in {found[name][1]} and {stem}")

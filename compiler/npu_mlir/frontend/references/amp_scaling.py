@@ -3,7 +3,7 @@
 torch.amp.GradScaler calls aten::_amp_foreach_non_finite_check_and_unscale_ and aten::_amp_update_scale_;
 their npu kernels (csrc/aten/AmpOps.cpp) run these references compiled, so found_inf, the scale and the
 growth tracker stay on the device and a step costs no device-to-host copy. Semantics are torch's CUDA
-kernels'. Imported by compile workers as a top-level module (custom_ops.py): no torch_npu import.
+kernels'. Plain torch (listed in references/__init__.py): no torch_npu import.
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ A compiled kernel receives an internal-format input (FRACTAL_NZ, NC1HWC0, FRACTA
 physical storage, a contiguous tensor of `storage_shape(...)`; `to_logical` is the prologue the
 traced function runs on it (view, permute, reshape, slice: all lowered by the compiler).
 `to_physical` is the other direction (pad, reshape, permute). Both conversions are also the
-references of two custom ops (REFERENCES, see custom_ops.py) that csrc/core/NpuFormat.cpp runs as
+references of two custom ops (REFERENCES, see references/__init__.py) that csrc/core/NpuFormat.cpp runs as
 compiled kernels: npu::_npu_format_to_base (its input's prologue does the work) and
 npu::_npu_format_to_physical. The layouts are DESIGN.md section 4; NpuFormat.cpp's host-side
-conversion (its fallback) must match them. Imported by compile workers as a top-level module: it
+conversion (its fallback) must match them. Imported by compile workers too: it
 imports nothing from torch_npu.
 """
 

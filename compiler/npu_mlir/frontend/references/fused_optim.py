@@ -5,7 +5,7 @@ their updated values; the C++ kernels (csrc/aten/FusedOptimOps.cpp) write them b
 Hyperparameters and the per-step bias corrections are `float` (kernel parameters: a new learning
 rate or step does not recompile). Math is float32 whatever the storage dtype, rounded once per result,
 so float16 and bfloat16 parameters lose no precision between the update's terms.
-Imported by compile workers as a top-level module (custom_ops.py): no torch_npu import.
+Plain torch (listed in references/__init__.py): no torch_npu import.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Everything is computed in float32 and the results are cast back, as torch_npu's 
 Dropout keeps the positions where a uniform draw is below keep_prob. The draws are an input: the
 caller makes them with the npu generator at a (seed, offset), so the kernel is deterministic and the
 backward redraws the same ones. The REFERENCES entries are the compiled ops behind
-torch_npu.npu_fusion_attention (see torch_npu/eager/custom_ops.py); scale and keep_prob arrive as
+torch_npu.npu_fusion_attention (see npu_mlir/frontend/references/__init__.py); scale and keep_prob arrive as
 0-d tensors (kernel parameters). Imported by the compile worker (no torch_npu import).
 """
 

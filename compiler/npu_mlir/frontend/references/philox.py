@@ -9,7 +9,7 @@ new seed or a later call reuses the compiled kernel.
 
 uint32 arithmetic is emulated in int64 with masks: a 32x32-bit product fits 64 bits, and its wrapped
 int64 value still carries the exact bit pattern, so `(p >> 32) & MASK` is the high word.
-Imported by compile workers (kernel_build) as a top-level module: no torch_npu import.
+Imported by compile workers (kernel_build) too: no torch_npu import.
 """
 
 from __future__ import annotations

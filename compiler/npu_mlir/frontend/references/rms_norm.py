@@ -3,7 +3,7 @@
 y = x * rstd * gamma with rstd = rsqrt(mean(x^2) + epsilon) over the trailing dims gamma covers;
 rstd is float32 with x's shape, 1 in those dims (torch_npu keeps them). Computed in float32 and
 rounded once to x's dtype; the backward's dgamma is float32, as torch_npu's RmsNormGrad returns it.
-Imported by compile workers as a top-level module (custom_ops.py): no torch_npu import.
+Plain torch (listed in references/__init__.py): no torch_npu import.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ out = x * r1 + rotate(x) * r2, where rotate is, along the last dim,
 r1 and r2 broadcast against x. rotate is a 90-degree rotation of each pair, so its transpose is
 -rotate: the backward is dx = g * r1 - rotate(g * r2), and dr1 / dr2 are g * x / g * rotate(x)
 summed over the dims r1 / r2 broadcast along. Computed in float32, rounded once per result.
-Imported by compile workers as a top-level module (custom_ops.py): no torch_npu import.
+Plain torch (listed in references/__init__.py): no torch_npu import.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Reference of npu_swiglu and its backward: silu(a) * b for a, b = self.chunk(2, dim).
 
 Computed in float32 and rounded once to self's dtype, as torch_npu's kernel accumulates. Imported by
-compile workers as a top-level module (custom_ops.py): no torch_npu import.
+compile workers (listed in references/__init__.py): no torch_npu import.
 """
 
 from __future__ import annotations

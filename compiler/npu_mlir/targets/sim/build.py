@@ -3,8 +3,8 @@
     kernel = compile_linalg(module, SimTiling(block_dim=8), scalar_inputs=[1])
     outputs = run_on_host(kernel, [x], scalars=[0.5])
 
-`compile_linalg` lowers the module's public function through sim_lowering and links it into a
-shared object in the kernel cache (sim_object); the result is a `CompiledKernel` whose `address()` is
+`compile_linalg` lowers the module's public function through lowering.py and links it into a
+shared object in the kernel cache (object.py); the result is a `CompiledKernel` whose `address()` is
 an `aclrtKernelFunc` for the runtime's launch. The argument layout is documented in sim_abi.
 Compiles are memoized on disk by a hash of the IR, the argument specs, the tiling and this
 compiler's ABI version, so a second process loads the .so instead of compiling.

@@ -3,10 +3,10 @@
 Stages, in order, each a function over one module in the sim context:
 1. prepare: inline the user function into the ABI entry, fuse elementwise chains, generalize named
    ops (matmul, conv, fill) so one tiling rule sees every op's loop nest, and give keepdim
-   reductions plain output maps (sim_normalize) so the block split can slice them, and clone shared
-   boolean ops into each consumer (sim_predicates) so no i1 tensor is ever stored; costly elementwise
-   ops feeding a contraction that would recompute them are fenced off from fusion (sim_fusion_fence).
-2. schedule (sim_schedule): block split, UB tiles, vectorization - on tensors, where fusion works.
+   reductions plain output maps (normalize.py) so the block split can slice them, and clone shared
+   boolean ops into each consumer (predicates.py) so no i1 tensor is ever stored; costly elementwise
+   ops feeding a contraction that would recompute them are fenced off from fusion (fusion_fence.py).
+2. schedule (schedule.py): block split, UB tiles, vectorization - on tensors, where fusion works.
 3. bufferize (each tensor.empty use made distinct first, so no intermediate can share the output
    buffer): outputs become caller-provided buffers (`buffer-results-to-out-params` hoists each
    result's allocation onto the argument, so a block writes its slice straight into the output);
@@ -16,7 +16,7 @@ Stages, in order, each a function over one module in the sim context:
 5. to LLVM. Ordering constraints: polynomial math before any math lowering; f16/bf16 arithmetic is
    widened to f32 (LLVM has no native x86 arithmetic for them); math-to-llvm before vector-to-llvm;
    expand-strided-metadata before lower-affine; convert-ub-to-llvm because vectorization leaves
-   ub.poison behind. Then bf16 data moves as i16 (sim_bf16_storage): x86 cannot keep a bf16 value
+   ub.poison behind. Then bf16 data moves as i16 (bf16_storage.py): x86 cannot keep a bf16 value
    in a register across blocks without a compiler-rt call the JIT cannot resolve.
 """
 

@@ -20,18 +20,15 @@ from torch_mlir import ir
 from torch_mlir.execution_engine import ExecutionEngine
 
 from npu_mlir.errors import SimCompileError
+from npu_mlir.targets.sim.cache import cache_root
 
-# torch_npu's one cache variable: the compiler is its kernel builder, so the two share a directory.
-CACHE_ENV = "TORCH_NPU_KERNEL_CACHE"
 _loaded: dict[str, ctypes.CDLL] = {}
 _load_lock = threading.Lock()
 
 
 def cache_dir() -> Path:
-    """Directory for built kernels: $TORCH_NPU_KERNEL_CACHE, else ~/.cache/torch_npu/kernels."""
-    root = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch_npu", "kernels")
-    path = Path(root)
+    """Directory for built kernels (cache.py), created on first use."""
+    path = cache_root()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

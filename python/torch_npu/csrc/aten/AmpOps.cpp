@@ -1,7 +1,7 @@
 // GradScaler's two ops on the NPU: aten::_amp_foreach_non_finite_check_and_unscale_ and
 // aten::_amp_update_scale_. Arguments are checked with torch's messages (so code written against
 // torch.cuda reads the same errors), then each runs compiled kernels (references in
-// python/torch_npu/eager/amp_scaling.py): found_inf, the scale and the growth tracker never leave the
+// compiler/npu_mlir/frontend/references/amp_scaling.py): found_inf, the scale and the growth tracker never leave the
 // device, so a training step with a GradScaler costs no device-to-host copy until the optimizer step
 // is decided.
 #include <torch/library.h>

@@ -1,5 +1,5 @@
 // torch.optim's fused=True path on the NPU: aten::_fused_adam_, _fused_adamw_ and _fused_sgd_, each
-// tensor updated by one compiled kernel (references in python/torch_npu/eager/fused_optim.py) that
+// tensor updated by one compiled kernel (references in compiler/npu_mlir/frontend/references/fused_optim.py) that
 // reads the step count, grad_scale and found_inf on the device - so GradScaler + fused=True steps
 // without a host sync, as on CUDA. The kernel's results are written back into the caller's tensors.
 #include <ATen/ops/ones.h>

@@ -1,6 +1,6 @@
 // npu_fusion_attention and npu_fusion_attention_grad with torch_npu's schemas: arguments checked at
 // the boundary, dropout draws made from the npu generator, then one compiled kernel per call
-// (_npu_fusion_attention_forward / _backward; references in python/torch_npu/eager/fusion_attention.py).
+// (_npu_fusion_attention_forward / _backward; references in compiler/npu_mlir/frontend/references/fusion_attention.py).
 #include <ATen/core/Generator.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/rand.h>

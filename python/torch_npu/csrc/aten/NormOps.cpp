@@ -1,5 +1,5 @@
 // npu_rms_norm and its backward: checked at the boundary, then one compiled kernel per call
-// (the reference they compile from is python/torch_npu/eager/rms_norm.py); autograd in C++, so a
+// (the reference they compile from is compiler/npu_mlir/frontend/references/rms_norm.py); autograd in C++, so a
 // call on the hit path never takes the GIL.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>

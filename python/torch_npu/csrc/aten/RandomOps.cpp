@@ -1,7 +1,7 @@
 // Random ops driven by the NPU generator, as compiled kernels. Each op reserves a range of the
 // generator's Philox counter (seed, offset) under its mutex, then runs one of the
 // npu::_npu_philox_* custom ops through OpCommand on the current stream: Philox4x32-10 and the
-// distribution's transform fused into one kernel (torch_npu/eager/philox.py), with seed and offset
+// distribution's transform fused into one kernel (npu_mlir/frontend/references/philox.py), with seed and offset
 // as kernel parameters, so neither a new seed nor a later draw recompiles. Results depend only on
 // the NPU seed and the sequence of random ops, never on torch's CPU generator.
 // randperm and multinomial need a sort / search the compiler has no lowering for: their Philox

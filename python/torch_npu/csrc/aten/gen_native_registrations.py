@@ -16,7 +16,7 @@ exists once torch_npu._C is loaded, as in torch_npu. A public op's PrivateUse1 k
 hand-written (csrc/aten/*Ops.cpp: argument checks, then OpCommand). An internal op (a name with a
 leading underscore, e.g. _npu_philox_uniform) is the compiled kernel such a wrapper runs: it gets
 compiledKernel here, so calling it directly takes the same compiled path. How custom ops compile is
-described in python/torch_npu/eager/custom_ops.py.
+described in compiler/npu_mlir/frontend/references/__init__.py.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ struct NpuGeneratorImpl : public c10::GeneratorImpl {
 
   // Reserves `count` Philox counters (rounded up to a multiple of 4, the generator's offset unit)
   // and returns the (seed, offset) the op's draws start from: element i of the op uses counter
-  // offset + i (torch_npu/eager/philox.py). Callers hold mutex_.
+  // offset + i (npu_mlir/frontend/references/philox.py). Callers hold mutex_.
   std::pair<uint64_t, uint64_t> reservePhilox(uint64_t count);
 
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }

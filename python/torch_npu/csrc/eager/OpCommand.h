@@ -8,7 +8,7 @@
 // Input() in schema order, other arguments from Attr() by name or from the schema's default.
 // torch_npu's own ops ("npu::npu_rms_norm") run the same way: their PrivateUse1 kernels check the
 // arguments and call OpCommand on themselves, which compiles their reference
-// (python/torch_npu/eager/custom_ops.py) without going through the dispatcher again.
+// (compiler/npu_mlir/frontend/references/__init__.py) without going through the dispatcher again.
 #pragma once
 
 #include <ATen/core/Tensor.h>
