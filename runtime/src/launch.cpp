@@ -76,7 +76,11 @@ extern "C" {
 aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
   if (aclError rc = npurt::checkCopy(dst, destMax, src, count, kind, "aclrtMemcpy")) return rc;
   if (aclError rc = npurt::captureCheckSafe("aclrtMemcpy")) return rc;
+  // Recorded on the current device's default stream lane; its name tells it from the copy tasks.
+  npurtProfiledTask* profiled = npurtProfilerBeginTask(NPURT_TASK_MEMCPY, "aclrtMemcpy", nullptr, count, kind);
+  npurtProfilerTaskStarted(profiled);
   if (count > 0) std::memmove(dst, src, count);
+  npurtProfilerTaskEnded(profiled, ACL_SUCCESS);
   return ACL_SUCCESS;
 }
 

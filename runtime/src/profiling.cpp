@@ -55,6 +55,7 @@ const char* kindName(npurtTaskKind kind) {
     case NPURT_TASK_EVENT_RECORD: return "EventRecord";
     case NPURT_TASK_EVENT_WAIT: return "EventWait";
     case NPURT_TASK_HOST_FUNC: return "HostFunc";
+    case NPURT_TASK_COLLECTIVE: return "Collective";
   }
   return "Task";
 }
@@ -81,9 +82,9 @@ void store(const npurtTaskRecord& record) {
   if (last) buf.drained.notify_all();
 }
 
-}  // namespace
-
-Task profiled(const aclrtStreamImpl* stream, const TaskInfo& info, Task task) {
+// The queuing side of a record: what it is, where, for which host op, queued when; counts
+// it as in flight until store().
+npurtTaskRecord begin(const aclrtStreamImpl* stream, const TaskInfo& info) {
   npurtTaskRecord record{};
   record.kind = info.kind;
   record.name = info.name != nullptr ? intern(info.name) : kindName(info.kind);
@@ -101,7 +102,13 @@ Task profiled(const aclrtStreamImpl* stream, const TaskInfo& info, Task task) {
     ++buf.inFlight;
   }
   record.enqueueNs = npurtProfilerNowNs();
-  return [record, task = std::move(task)]() mutable {
+  return record;
+}
+
+}  // namespace
+
+Task profiled(const aclrtStreamImpl* stream, const TaskInfo& info, Task task) {
+  return [record = begin(stream, info), task = std::move(task)]() mutable {
     record.startNs = npurtProfilerNowNs();
     record.status = task();
     record.endNs = npurtProfilerNowNs();
@@ -114,7 +121,32 @@ Task profiled(const aclrtStreamImpl* stream, const TaskInfo& info, Task task) {
 
 using npurt::fail;
 
+struct npurtProfiledTask {
+  npurtTaskRecord record;
+};
+
 extern "C" {
+
+npurtProfiledTask* npurtProfilerBeginTask(npurtTaskKind kind, const char* name, aclrtStream stream,
+                                          uint64_t bytes, int32_t memcpyKind) {
+  if (!npurt::profiling()) return nullptr;
+  if (npurt::resolveStream(stream, &stream, "npurtProfilerBeginTask") != ACL_SUCCESS) return nullptr;
+  npurt::TaskInfo info{kind, name, bytes, memcpyKind};
+  return new npurtProfiledTask{npurt::begin(stream, info)};
+}
+
+void npurtProfilerTaskStarted(npurtProfiledTask* task) {
+  if (task != nullptr) task->record.startNs = npurtProfilerNowNs();
+}
+
+void npurtProfilerTaskEnded(npurtProfiledTask* task, aclError status) {
+  if (task == nullptr) return;
+  task->record.endNs = npurtProfilerNowNs();
+  if (task->record.startNs == 0) task->record.startNs = task->record.endNs;
+  task->record.status = status;
+  npurt::store(task->record);
+  delete task;
+}
 
 int64_t npurtProfilerNowNs(void) {
   struct timespec now;

@@ -123,6 +123,32 @@ void flushWaitsForPendingTasksAndTimesOut() {
   EXPECT_OK(aclrtSynchronizeStream(s));  // flushing consumed no task error
 }
 
+void syncMemcpyAndOutOfStreamTasksLeaveRecords() {
+  void* dev = nullptr;
+  EXPECT_OK(aclrtMalloc(&dev, 4096, 0));
+  std::vector<char> host(4096, 1);
+  EXPECT(npurtProfilerBeginTask(NPURT_TASK_COLLECTIVE, "hcom_allReduce_", stream(6), 64, -1) == nullptr);  // off
+  npurtProfilerEnable(1);
+  npurtProfilerPushCorrelationId(7);
+  EXPECT_OK(aclrtMemcpy(dev, 4096, host.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE));
+  npurtProfiledTask* task = npurtProfilerBeginTask(NPURT_TASK_COLLECTIVE, "hcom_allReduce_", stream(6), 64, -1);
+  npurtProfilerPopCorrelationId();
+  npurtProfilerEnable(0);
+  EXPECT(task != nullptr);
+  EXPECT(npurtProfilerFlush(10) == ACL_ERROR_RT_STREAM_NOT_COMPLETE);  // begun, not ended
+  npurtProfilerTaskStarted(task);
+  npurtProfilerTaskEnded(task, ACL_SUCCESS);
+  std::vector<npurtTaskRecord> records = takeAll();
+  EXPECT(records.size() == 2);
+  EXPECT(records[0].kind == NPURT_TASK_MEMCPY && records[0].memcpyKind == ACL_MEMCPY_HOST_TO_DEVICE);
+  EXPECT(records[0].bytes == 4096 && records[0].streamIndex == 0 && records[0].correlationId == 7);
+  EXPECT(std::strcmp(records[0].name, "aclrtMemcpy") == 0);
+  EXPECT(records[1].kind == NPURT_TASK_COLLECTIVE && std::strcmp(records[1].name, "hcom_allReduce_") == 0);
+  EXPECT(records[1].streamIndex == 6 && records[1].correlationId == 7 && records[1].bytes == 64);
+  for (const auto& r : records) EXPECT(r.enqueueNs <= r.startNs && r.startNs <= r.endNs);
+  EXPECT_OK(aclrtFree(dev));
+}
+
 void takeRecordsChecksArguments() {
   size_t count = 7;
   EXPECT(npurtProfilerTakeRecords(nullptr, 0, nullptr) == ACL_ERROR_INVALID_PARAM);
@@ -139,6 +165,7 @@ int main() {
   RUN(everyTaskKindLeavesOneRecord);
   RUN(failedKernelRecordsItsStatus);
   RUN(flushWaitsForPendingTasksAndTimesOut);
+  RUN(syncMemcpyAndOutOfStreamTasksLeaveRecords);
   RUN(takeRecordsChecksArguments);
   return 0;
 }

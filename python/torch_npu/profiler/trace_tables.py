@@ -26,6 +26,8 @@ PRIVATEUSE1_DEVICE_TYPE = 20
 # CANN's value for "no model": eager launches belong to none.
 NO_MODEL_ID = 4294967295
 COMPUTE_TASK_TYPES = frozenset({"AI_CORE", "HOST_FUNC"})
+COMMUNICATION_TASK_TYPE = "HCCL"
+RECEIVE_TASK_NAME = "hcom_receive_"
 MB = 1024.0 * 1024.0
 # The trace lane of a stream's modeled 910B times: tid = this + stream index, on the device's pid.
 MODELED_LANE_BASE = 1000
@@ -218,12 +220,20 @@ class TraceTables:
                 continue  # queued outside every recorded step (e.g. during warmup)
             first = min(float(t["ts"]) for t in tasks)
             last = max(float(t["ts"]) + float(t.get("dur", 0)) for t in tasks)
-            computing = _union([t for t in tasks if t["args"].get("task type") in COMPUTE_TASK_TYPES])
+            compute = _merged([t for t in tasks if t["args"].get("task type") in COMPUTE_TASK_TYPES])
+            comm_tasks = [t for t in tasks if t["args"].get("task type") == COMMUNICATION_TASK_TYPE]
+            comm = _merged(comm_tasks)
+            receive = _merged([t for t in comm_tasks if t["name"] == RECEIVE_TASK_NAME])
+            computing, communication = _length(compute), _length(comm)
+            overlapped = _length(_intersect(compute, comm))
+            exposed = communication - overlapped
+            bubble = _length(receive)
+            exposed_no_receive = _length(_subtract(_subtract(comm, compute), receive))
             e2e = last - first
             preparing = first - step_start[step] if step in step_start else 0.0
-            # Collectives run on their own threads, not as stream tasks: no communication lanes.
-            rows.append([device, step, _us(computing), 0, 0, 0, _us(e2e - computing), _us(e2e), 0, 0,
-                         _us(preparing)])
+            rows.append([device, step, _us(computing), _us(exposed), _us(overlapped), _us(communication),
+                         _us(max(e2e - computing - exposed, 0.0)), _us(e2e - bubble), _us(bubble),
+                         _us(exposed_no_receive), _us(preparing)])
         return rows
 
     def memory_record_rows(self) -> list[list[Any]]:
@@ -266,19 +276,51 @@ def _busy(tasks: list[dict[str, Any]], ai_core_only: bool = False) -> float:
                if not ai_core_only or t["args"].get("task type") == "AI_CORE")
 
 
-def _union(tasks: list[dict[str, Any]]) -> float:
-    """Length of the union of the tasks' intervals (streams may overlap)."""
-    total, cur_start, cur_end = 0.0, None, None
+Intervals = list[tuple[float, float]]
+
+
+def _merged(tasks: list[dict[str, Any]]) -> Intervals:
+    """The union of the tasks' intervals as sorted disjoint intervals (streams may overlap)."""
+    out: Intervals = []
     for start, end in sorted((float(t["ts"]), float(t["ts"]) + float(t.get("dur", 0))) for t in tasks):
-        if cur_end is None or start > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = start, end
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
         else:
-            cur_end = max(cur_end, end)
-    if cur_end is not None:
-        total += cur_end - cur_start
-    return total
+            out.append((start, end))
+    return out
+
+
+def _length(intervals: Intervals) -> float:
+    return sum(end - start for start, end in intervals)
+
+
+def _intersect(a: Intervals, b: Intervals) -> Intervals:
+    out: Intervals = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if start < end:
+            out.append((start, end))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _subtract(a: Intervals, b: Intervals) -> Intervals:
+    """The parts of `a` outside `b` (both sorted and disjoint)."""
+    out: Intervals = []
+    for start, end in a:
+        for b_start, b_end in b:
+            if b_end <= start or b_start >= end:
+                continue
+            if b_start > start:
+                out.append((start, b_start))
+            start = max(start, b_end)
+        if start < end:
+            out.append((start, end))
+    return out
 
 
 def _mb(nbytes: int) -> float:

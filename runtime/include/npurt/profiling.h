@@ -1,8 +1,8 @@
 // Profiling records of stream tasks: what ran, on which stream, for which host op, and when.
 //
 // Off by default; while off, queuing a task costs one relaxed atomic load more. While on,
-// every task queued (kernel launch, memcpy, memset, event record/wait, host function)
-// yields one record: the correlation id the queuing thread had pushed (the host op that
+// every task queued (kernel launch, memcpy, memset, event record/wait, host function), every
+// synchronous aclrtMemcpy and every collective yields one record: the correlation id the queuing thread had pushed (the host op that
 // queued it, 0 if none), that thread's pid/tid, the enqueue time, and the start and end
 // of the task on the stream's worker. Times are nanoseconds of CLOCK_REALTIME, the clock
 // torch.profiler's CPU events and Kineto's capture window use, so device records line up
@@ -24,7 +24,8 @@ typedef enum npurtTaskKind {
   NPURT_TASK_MEMSET = 2,
   NPURT_TASK_EVENT_RECORD = 3,
   NPURT_TASK_EVENT_WAIT = 4,
-  NPURT_TASK_HOST_FUNC = 5,  // CPU fallback work, format conversions, collectives' host steps
+  NPURT_TASK_HOST_FUNC = 5,  // CPU fallback work, format conversions
+  NPURT_TASK_COLLECTIVE = 6,  // an hccl collective, run by the transport for a stream
 } npurtTaskKind;
 
 typedef struct npurtTaskRecord {
@@ -60,6 +61,18 @@ void npurtProfilerPopCorrelationId(void);
 // ACL_ERROR_RT_STREAM_NOT_COMPLETE if some are still pending then (e.g. a stream waits
 // on an event that is never recorded). Does not consume task errors.
 aclError npurtProfilerFlush(int64_t timeoutMs);
+
+// Tasks that do not run on a stream worker: a collective, which the transport runs on its
+// own threads for a stream, and a synchronous aclrtMemcpy, which runs in the caller. Begin
+// captures what an enqueue would (the calling thread's correlation id, pid/tid, now as the
+// enqueue time) and returns null while profiling is off; Started stamps the start, Ended the
+// end and stores the record (both accept null). A begun task counts as pending for
+// npurtProfilerFlush until it ended. A null stream is the current device's default stream.
+typedef struct npurtProfiledTask npurtProfiledTask;
+npurtProfiledTask* npurtProfilerBeginTask(npurtTaskKind kind, const char* name, aclrtStream stream,
+                                          uint64_t bytes, int32_t memcpyKind);
+void npurtProfilerTaskStarted(npurtProfiledTask* task);
+void npurtProfilerTaskEnded(npurtProfiledTask* task, aclError status);
 
 // Moves up to `capacity` finished records, oldest first, into `out`; *count gets how many.
 aclError npurtProfilerTakeRecords(npurtTaskRecord* out, size_t capacity, size_t* count);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "npurt/acl_rt.h"
+#include "npurt/profiling.h"
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
@@ -129,6 +130,34 @@ void waitAndDestroy(aclrtEvent event) {
               aclGetRecentErrMsg(), "\n", errCode(SubModule::DIST, ErrCode::ACL));
 }
 
+// The collective's name in torch_npu's profiles (CANN's HCCL op types).
+const char* hcomName(c10d::OpType type) {
+  switch (type) {
+    case c10d::OpType::BROADCAST: return "hcom_broadcast_";
+    case c10d::OpType::ALLREDUCE:
+    case c10d::OpType::ALLREDUCE_COALESCED: return "hcom_allReduce_";
+    case c10d::OpType::REDUCE: return "hcom_reduce_";
+    case c10d::OpType::ALLGATHER:
+    case c10d::OpType::_ALLGATHER_BASE: return "hcom_allGather_";
+    case c10d::OpType::GATHER: return "hcom_gather_";
+    case c10d::OpType::SCATTER: return "hcom_scatter_";
+    case c10d::OpType::REDUCE_SCATTER:
+    case c10d::OpType::_REDUCE_SCATTER_BASE: return "hcom_reduceScatter_";
+    case c10d::OpType::ALLTOALL_BASE: return "hcom_alltoallv_";
+    case c10d::OpType::ALLTOALL: return "hcom_alltoall_";
+    case c10d::OpType::SEND: return "hcom_send_";
+    case c10d::OpType::RECV: return "hcom_receive_";
+    case c10d::OpType::BARRIER: return "hcom_barrier_";
+    default: return "hcom_collective_";
+  }
+}
+
+uint64_t totalBytes(const std::vector<at::Tensor>& tensors) {
+  uint64_t bytes = 0;
+  for (const auto& t : tensors) bytes += t.nbytes();
+  return bytes;
+}
+
 std::vector<at::Tensor> denseOf(std::vector<HostBuffer>& buffers) {
   std::vector<at::Tensor> dense;
   dense.reserve(buffers.size());
@@ -188,7 +217,8 @@ void ProcessGroupHCCL::checkTensors(const std::vector<at::Tensor>& tensors, cons
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, const std::vector<at::Tensor>& inputs,
-                                                         const std::vector<at::Tensor>& outputs, TransportCall call) {
+                                                         const std::vector<at::Tensor>& outputs, TransportCall call,
+                                                         const char* hcom) {
   const std::string op = c10d::opTypeToString(opType);
   checkTensors(inputs, op.c_str());
   checkTensors(outputs, op.c_str());
@@ -198,11 +228,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, co
   auto work = c10::make_intrusive<WorkHCCL>(rank_, opType, outputs, c10::Device(c10::DeviceType::PrivateUse1, device_),
                                             timeout_ + kWaitGrace);
   aclrtEvent ready = recordReadyEvent(device_);
-  starter_->post([this, work, ready, inputs, outputs, call = std::move(call), op] {
+  // A device record on the current stream's lane, linked to the host op queuing it (null while
+  // the profiler is off): from the transport's start to the end of the wait for it.
+  npurtProfiledTask* profiled =
+      npurtProfilerBeginTask(NPURT_TASK_COLLECTIVE, hcom != nullptr ? hcom : hcomName(opType),
+                             nativeStream(getCurrentStream(device_)), totalBytes(inputs.empty() ? outputs : inputs), -1);
+  starter_->post([this, work, ready, profiled, inputs, outputs, call = std::move(call), op] {
     std::vector<HostBuffer> in, out;
     c10::intrusive_ptr<c10d::Work> started;
     try {
       waitAndDestroy(ready);
+      npurtProfilerTaskStarted(profiled);
       for (const auto& t : inputs) in.emplace_back(t);
       for (const auto& t : outputs) out.emplace_back(t);
       auto denseIn = denseOf(in);
@@ -211,15 +247,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, co
     } catch (const std::exception& e) {
       work->complete(distError(ErrCode::PARAM, "hccl " + op + " on rank " + std::to_string(rank_) +
                                                    " could not start: " + describe(e)));
+      npurtProfilerTaskEnded(profiled, ACL_ERROR_RT_INTERNAL_ERROR);
       return;
     }
     // The buffers ride along until the transport is done with them: they keep the npu tensors alive.
-    waiter_->post([this, work, started, in = std::move(in), out = std::move(out), op]() mutable {
+    waiter_->post([this, work, started, profiled, in = std::move(in), out = std::move(out), op]() mutable {
       try {
         started->wait();
         for (auto& b : out) b.writeBack();
+        npurtProfilerTaskEnded(profiled, ACL_SUCCESS);
         work->complete(nullptr);
       } catch (const std::exception& e) {
+        npurtProfilerTaskEnded(profiled, ACL_ERROR_RT_INTERNAL_ERROR);
         work->complete(distError(
             ErrCode::TIMEOUT,
             "hccl " + op + " on rank " + std::to_string(rank_) + " failed: " + describe(e) +
@@ -277,9 +316,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_allgather_base(at::Tensor& out
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                                                  std::vector<at::Tensor>& inputs,
                                                                                  const c10d::AllgatherOptions& opts) {
-  return enqueue(c10d::OpType::COALESCED, inputs, outputs, [opts](c10d::Backend& t, auto& in, auto& out) {
-    return t.allgather_into_tensor_coalesced(out, in, opts);
-  });
+  return enqueue(
+      c10d::OpType::COALESCED, inputs, outputs,
+      [opts](c10d::Backend& t, auto& in, auto& out) { return t.allgather_into_tensor_coalesced(out, in, opts); },
+      "hcom_allGather_");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::gather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -328,9 +368,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_reduce_scatter_base(at::Tensor
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::ReduceScatterOptions& opts) {
-  return enqueue(c10d::OpType::COALESCED, inputs, outputs, [opts](c10d::Backend& t, auto& in, auto& out) {
-    return t.reduce_scatter_tensor_coalesced(out, in, opts);
-  });
+  return enqueue(
+      c10d::OpType::COALESCED, inputs, outputs,
+      [opts](c10d::Backend& t, auto& in, auto& out) { return t.reduce_scatter_tensor_coalesced(out, in, opts); },
+      "hcom_reduceScatter_");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::alltoall_base(at::Tensor& output, at::Tensor& input,

@@ -82,7 +82,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   // Checks the tensors, orders the call after the current stream's queued work and
   // queues it; `outputs` are written by the operation (in-place tensors go there only).
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType opType, const std::vector<at::Tensor>& inputs,
-                                         const std::vector<at::Tensor>& outputs, TransportCall call);
+                                         const std::vector<at::Tensor>& outputs, TransportCall call,
+                                         const char* hcomName = nullptr);
   void checkTensors(const std::vector<at::Tensor>& tensors, const char* op) const;
 
   c10::intrusive_ptr<c10d::Backend> transport_;

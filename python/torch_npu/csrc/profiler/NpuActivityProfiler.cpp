@@ -8,7 +8,8 @@
 //   - on the queuing thread, an `aclrt*` runtime event at the enqueue instant, linked to
 //     the host op and starting a flow (the arrow to the device lane);
 //   - on the device lane "NPU d / Stream s", the kernel (its compiled symbol), memcpy,
-//     memset, event record/wait or host function, linked to the host op and ending the flow.
+//     memset, event record/wait, host function or collective (hcom_allReduce_, ...), linked
+//     to the host op and ending the flow. Every device and stream seen gets its label.
 // The link makes torch give each host op its device time (key_averages' NPU columns).
 
 // The wheel is built with Kineto; the plug-in header is guarded by this macro.
@@ -25,6 +26,8 @@
 #include <libkineto.h>
 #include <output_base.h>
 
+#include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -45,14 +48,15 @@ using libkineto::ActivityType;
 // event nobody records would otherwise hang the profiler).
 constexpr int64_t kFlushTimeoutMs = 60000;
 
-const char* runtimeCallName(npurtTaskKind kind) {
-  switch (kind) {
+const char* runtimeCallName(const npurtTaskRecord& r) {
+  switch (r.kind) {
     case NPURT_TASK_KERNEL: return "aclrtLaunchKernel";
-    case NPURT_TASK_MEMCPY: return "aclrtMemcpyAsync";
+    case NPURT_TASK_MEMCPY: return std::strcmp(r.name, "aclrtMemcpy") == 0 ? "aclrtMemcpy" : "aclrtMemcpyAsync";
     case NPURT_TASK_MEMSET: return "aclrtMemsetAsync";
     case NPURT_TASK_EVENT_RECORD: return "aclrtRecordEvent";
     case NPURT_TASK_EVENT_WAIT: return "aclrtStreamWaitEvent";
     case NPURT_TASK_HOST_FUNC: return "aclrtLaunchHostFunc";
+    case NPURT_TASK_COLLECTIVE: return "HcclCollective";
   }
   return "aclrt";
 }
@@ -66,6 +70,7 @@ const char* taskTypeName(npurtTaskKind kind) {
     case NPURT_TASK_EVENT_RECORD: return "EVENT_RECORD";
     case NPURT_TASK_EVENT_WAIT: return "EVENT_WAIT";
     case NPURT_TASK_HOST_FUNC: return "HOST_FUNC";
+    case NPURT_TASK_COLLECTIVE: return "HCCL";
   }
   return "UNKNOWN";
 }
@@ -104,7 +109,7 @@ class NpuSession final : public libkineto::IActivityProfilerSession {
   }
 
   void processTrace(libkineto::ActivityLogger& logger, libkineto::getLinkedActivityCallback linkedOp,
-                    int64_t /*startTime*/, int64_t /*endTime*/) override {
+                    int64_t startTime, int64_t /*endTime*/) override {
     buffer_ = std::make_unique<libkineto::CpuTraceBuffer>();
     buffer_->span = libkineto::TraceSpan(0, 0, "NPU", "");
     buffer_->gpuOpCount = 0;
@@ -119,13 +124,24 @@ class NpuSession final : public libkineto::IActivityProfilerSession {
       streams_.emplace(r.deviceId, r.streamIndex);
     }
     records_.clear();
+    laneLogger_ = &logger;
+    laneTime_ = startTime;
   }
 
+  // Kineto labels pids 0-15 "GPU n" when it finalizes a trace, then logs the one DeviceInfo a
+  // plug-in may return, so that label wins; the other devices' labels are logged here, at that
+  // moment, through the logger processTrace wrote to (Kineto finalizes into the same logger).
   std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override {
     if (streams_.empty()) return nullptr;
-    int32_t device = streams_.begin()->first;  // Kineto takes one device label per plug-in
-    return std::make_unique<libkineto::DeviceInfo>(libkineto::DeviceInfo{
-        device, device + kDeviceSortBase, deviceName(device), "NPU " + std::to_string(device)});
+    std::set<int32_t> devices;
+    for (const auto& lane : streams_) devices.insert(lane.first);
+    if (laneLogger_ != nullptr) {
+      for (auto it = std::next(devices.begin()); it != devices.end(); ++it) {
+        laneLogger_->handleDeviceInfo(deviceInfo(*it), laneTime_);
+      }
+      laneLogger_ = nullptr;
+    }
+    return std::make_unique<libkineto::DeviceInfo>(deviceInfo(*devices.begin()));
   }
 
   std::vector<libkineto::ResourceInfo> getResourceInfos() override {
@@ -157,6 +173,10 @@ class NpuSession final : public libkineto::IActivityProfilerSession {
   // Below the CPU process in trace viewers, as Kineto does for GPUs.
   static constexpr int64_t kDeviceSortBase = 0x1000000;
 
+  static libkineto::DeviceInfo deviceInfo(int32_t device) {
+    return {device, device + kDeviceSortBase, deviceName(device), "NPU " + std::to_string(device)};
+  }
+
   static std::string deviceName(int32_t device) {
     aclrtDeviceProp prop{};
     return aclrtGetDeviceProperties(device, &prop) == ACL_SUCCESS ? std::string(prop.name) : "NPU";
@@ -174,7 +194,7 @@ class NpuSession final : public libkineto::IActivityProfilerSession {
 
   void logRuntimeCall(libkineto::ActivityLogger& logger, const npurtTaskRecord& r,
                       const libkineto::ITraceActivity* op, int64_t flowId) {
-    auto& call = emplace(ActivityType::PRIVATEUSE1_RUNTIME, runtimeCallName(r.kind));
+    auto& call = emplace(ActivityType::PRIVATEUSE1_RUNTIME, runtimeCallName(r));
     call.startTime = r.enqueueNs;
     call.endTime = r.enqueueNs;
     call.device = r.pid;
@@ -207,7 +227,7 @@ class NpuSession final : public libkineto::IActivityProfilerSession {
     task.addMetadataQuoted("task type", taskTypeName(r.kind));
     if (op != nullptr) task.addMetadataQuoted("op name", op->name());
     if (r.kind == NPURT_TASK_KERNEL) task.addMetadata("block dim", r.blockDim);
-    if (r.kind == NPURT_TASK_MEMCPY || r.kind == NPURT_TASK_MEMSET) {
+    if (r.kind == NPURT_TASK_MEMCPY || r.kind == NPURT_TASK_MEMSET || r.kind == NPURT_TASK_COLLECTIVE) {
       task.addMetadata("bytes", r.bytes);
       double seconds = static_cast<double>(r.endNs - r.startNs) * 1e-9;
       if (seconds > 0) task.addMetadata("memory bandwidth (GB/s)", static_cast<double>(r.bytes) / seconds * 1e-9);
@@ -232,6 +252,8 @@ class NpuSession final : public libkineto::IActivityProfilerSession {
   std::set<std::pair<int32_t, uint32_t>> streams_;
   std::unique_ptr<libkineto::CpuTraceBuffer> buffer_;
   std::vector<std::string> errors_;
+  libkineto::ActivityLogger* laneLogger_ = nullptr;  // valid from processTrace to getDeviceInfo
+  int64_t laneTime_ = 0;
 };
 
 class NpuActivityProfiler final : public libkineto::IActivityProfiler {
