@@ -23,8 +23,10 @@ from torch_npu.npu import (
     device_checks,
     dump,
     external_stream,
+    graphs,
     host_memory,
     limits,
+    mem_pool,
     memory_aliases,
     options,
     pluggable_allocator,
@@ -48,8 +50,10 @@ OWN_MODULES = [
     device_checks,
     dump,
     external_stream,
+    graphs,
     host_memory,
     limits,
+    mem_pool,
     memory_aliases,
     options,
     pluggable_allocator,
@@ -87,6 +91,13 @@ def test_torch_npu_is_the_registered_device_module():
     for name in ["is_available", "device_count", "current_device", "device", "_lazy_init",
                  "get_amp_supported_dtype", "manual_seed_all", "memory_allocated", "Stream", "Event"]:
         assert hasattr(torch.npu, name), name
+
+
+def test_graph_and_mem_pool_names_are_torch_cuda_s():
+    for name in ["NPUGraph", "graph", "graph_pool_handle", "is_current_stream_capturing", "make_graphed_callables",
+                 "MemPool", "use_mem_pool"]:
+        assert name in torch.npu.__all__ and hasattr(torch.npu, name), name
+    assert torch.npu.NPUGraph.__module__ == "torch_npu.npu.graphs"
 
 
 def test_generated_tensor_and_module_methods():
