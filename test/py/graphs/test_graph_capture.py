@@ -317,3 +317,18 @@ def test_debug_dump_lists_the_tasks(tmp_path):
     assert all(" kernel " in line or " memcpy" in line or " memset" in line for line in lines[1:])
     g.replay()
     torch.testing.assert_close(y.cpu(), torch.full((32,), 4.0))
+
+
+def test_a_kernel_cache_miss_during_capture_compiles_and_is_recorded():
+    # A shape no other test uses: the first call compiles on the host, only its launch is recorded.
+    n = 1000 + torch.randint(0, 4000, ()).item()
+    x = torch.rand(n, 3, device="npu")
+    torch.npu.reset_eager_stats()
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        y = torch.atan2(x, x + 0.5) * 1.5
+    assert torch.npu.eager_stats()["aten::atan2"]["misses"] == 1
+    pool_segments = [s for s in torch.npu.memory_snapshot() if tuple(s["segment_pool_id"]) == g.pool()]
+    assert any(b["address"] == y.data_ptr() for s in pool_segments for b in s["blocks"])
+    g.replay()
+    torch.testing.assert_close(y.cpu(), torch.atan2(x.cpu(), x.cpu() + 0.5) * 1.5)
