@@ -26,8 +26,9 @@ def test_capture_on_the_default_stream_raises():
         lambda x: x.cpu(),
         lambda x: torch.npu.current_stream().synchronize(),
         lambda x: torch.tensor([1.0, 2.0], device="npu"),
+        lambda x: torch.poisson(x),  # runs on the CPU fallback, which waits for the stream
     ],
-    ids=["item", "cpu", "stream_synchronize", "pageable_h2d"],
+    ids=["item", "cpu", "stream_synchronize", "pageable_h2d", "cpu_fallback"],
 )
 def test_synchronizing_during_capture_raises_and_leaves_the_process_usable(synchronizing_call):
     x = torch.ones(8, device="npu")
