@@ -3,7 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <deque>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +15,7 @@
 #include <vector>
 
 #include "error.h"
+#include "npurt/device_control.h"
 #include "stream.h"
 
 namespace npurt {
@@ -179,6 +184,75 @@ size_t hostMemoryLimit() { return deviceTable().hostLimit; }
 
 int32_t currentDevice() { return currentDeviceId; }
 
+namespace {
+
+// Enough for any NPU_SIM_DEVICE_COUNT a host can run; checkDevice bounds the ids first.
+constexpr int32_t kMaxDevices = 64;
+constexpr int64_t kUtilizationWindowNs = int64_t(NPURT_UTILIZATION_WINDOW_MS) * 1000000;
+
+std::atomic<bool> stoppedDevices[kMaxDevices];
+std::atomic<uint32_t> opTimeoutMs{0};
+
+// When a device's streams were running something: closed intervals within the window,
+// and the start of the open one while `running` streams are busy.
+struct BusyLog {
+  std::mutex mutex;
+  int32_t running = 0;
+  int64_t openSince = 0;
+  std::deque<std::pair<int64_t, int64_t>> closed;
+};
+
+BusyLog& busyLog(int32_t device) {
+  static BusyLog* logs = new BusyLog[kMaxDevices];  // leaked: workers outlive static destruction
+  return logs[device < 0 || device >= kMaxDevices ? 0 : device];
+}
+
+void forgetBefore(BusyLog& log, int64_t since) {
+  while (!log.closed.empty() && log.closed.front().second < since) log.closed.pop_front();
+}
+
+}  // namespace
+
+bool deviceStopped(int32_t device) {
+  return device >= 0 && device < kMaxDevices && stoppedDevices[device].load(std::memory_order_relaxed);
+}
+
+aclError stoppedDeviceError(int32_t device, const char* caller) {
+  return fail(ACL_ERROR_RT_DEVICE_TASK_ABORT,
+              std::string(caller) + ": device " + std::to_string(device) +
+                  " was stopped (stop_device): its queued work was dropped and no new work runs on it until "
+                  "restart_device(" + std::to_string(device) + ")");
+}
+
+int64_t steadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t kernelDeadlineNs() {
+  uint32_t ms = opTimeoutMs.load(std::memory_order_relaxed);
+  return ms == 0 ? 0 : steadyNowNs() + int64_t(ms) * 1000000;
+}
+
+void noteTaskStarted(int32_t device) {
+  BusyLog& log = busyLog(device);
+  std::lock_guard<std::mutex> lock(log.mutex);
+  if (log.running++ == 0) log.openSince = steadyNowNs();
+}
+
+void noteTaskFinished(int32_t device) {
+  BusyLog& log = busyLog(device);
+  std::lock_guard<std::mutex> lock(log.mutex);
+  if (--log.running > 0) return;
+  int64_t now = steadyNowNs();
+  if (!log.closed.empty() && log.closed.back().second >= log.openSince) {
+    log.closed.back().second = now;  // back-to-back tasks: one interval
+  } else {
+    log.closed.emplace_back(log.openSince, now);
+  }
+  forgetBefore(log, now - kUtilizationWindowNs);
+}
+
 }  // namespace npurt
 
 using npurt::fail;
@@ -226,6 +300,48 @@ aclError aclrtSynchronizeDevice(void) {
   int32_t device = npurt::currentDeviceId;
   if (aclError rc = npurt::checkDevice(device, "aclrtSynchronizeDevice")) return rc;
   return npurt::synchronizeDeviceStreams(device);
+}
+
+aclError npurtDeviceStop(int32_t deviceId) {
+  if (aclError rc = npurt::checkDevice(deviceId, "npurtDeviceStop")) return rc;
+  if (deviceId >= npurt::kMaxDevices) return fail(ACL_ERROR_RT_INVALID_DEVICEID, "npurtDeviceStop: device id too large");
+  npurt::stoppedDevices[deviceId].store(true);
+  return ACL_SUCCESS;
+}
+
+aclError npurtDeviceRestart(int32_t deviceId) {
+  if (aclError rc = npurt::checkDevice(deviceId, "npurtDeviceRestart")) return rc;
+  if (deviceId >= npurt::kMaxDevices) {
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "npurtDeviceRestart: device id too large");
+  }
+  // Drained while still stopped, so the errors taken here are the dropped tasks' only.
+  (void)npurt::synchronizeDeviceStreams(deviceId);
+  npurt::stoppedDevices[deviceId].store(false);
+  return ACL_SUCCESS;
+}
+
+int32_t npurtDeviceStopped(int32_t deviceId) { return npurt::deviceStopped(deviceId) ? 1 : 0; }
+
+aclError aclrtSetOpExecuteTimeOutWithMs(uint32_t timeoutMs) {
+  npurt::opTimeoutMs.store(timeoutMs);
+  return ACL_SUCCESS;
+}
+
+uint32_t npurtOpExecuteTimeoutMs(void) { return npurt::opTimeoutMs.load(); }
+
+aclError npurtDeviceUtilization(int32_t deviceId, int32_t* percent) {
+  if (percent == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "npurtDeviceUtilization: percent is null");
+  if (aclError rc = npurt::checkDevice(deviceId, "npurtDeviceUtilization")) return rc;
+  npurt::BusyLog& log = npurt::busyLog(deviceId);
+  std::lock_guard<std::mutex> lock(log.mutex);
+  int64_t now = npurt::steadyNowNs();
+  int64_t since = now - npurt::kUtilizationWindowNs;
+  npurt::forgetBefore(log, since);
+  int64_t busy = 0;
+  for (const auto& [start, end] : log.closed) busy += end - std::max(start, since);
+  if (log.running > 0) busy += now - std::max(log.openSince, since);
+  *percent = static_cast<int32_t>(std::min<int64_t>(100, busy * 100 / npurt::kUtilizationWindowNs));
+  return ACL_SUCCESS;
 }
 
 }  // extern "C"

@@ -26,4 +26,15 @@ size_t hostAvailableBytes();
 // The calling thread's current device (0 until aclrtSetDevice).
 int32_t currentDevice();
 
+// npurtDeviceStop's flag, read on every enqueue and before every task a worker starts.
+bool deviceStopped(int32_t device);
+// The failure a task of a stopped device gets (ACL_ERROR_RT_DEVICE_TASK_ABORT, with a message).
+aclError stoppedDeviceError(int32_t device, const char* caller);
+// Kernel deadline from the operator execution timeout: 0 if none, else now + timeout (steady ns).
+int64_t kernelDeadlineNs();
+int64_t steadyNowNs();
+// A stream of `device` starts / finishes running a task (utilization's busy intervals).
+void noteTaskStarted(int32_t device);
+void noteTaskFinished(int32_t device);
+
 }  // namespace npurt

@@ -4,9 +4,11 @@
 #include <vector>
 
 #include "core_pool.h"
+#include "device.h"
 #include "error.h"
 #include "graph_capture.h"
 #include "memory.h"
+#include "npurt/device_control.h"
 #include "profiling_hooks.h"
 #include "stream.h"
 
@@ -147,8 +149,16 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
       stream,
       [kernel, blockDim, packed = std::move(packed), label] {
         const void* data = packed.empty() ? nullptr : packed.data();
-        npurt::BlockFailure failure =
-            npurt::runBlocks(blockDim, [&](uint32_t idx) { return kernel(data, idx, blockDim); });
+        // Past the operator execution timeout, blocks not yet started are skipped.
+        const int64_t deadline = npurt::kernelDeadlineNs();
+        npurt::BlockFailure failure = npurt::runBlocks(blockDim, [&](uint32_t idx) {
+          if (deadline != 0 && npurt::steadyNowNs() > deadline) return int32_t(-1);
+          return kernel(data, idx, blockDim);
+        });
+        if (deadline != 0 && npurt::steadyNowNs() > deadline) {
+          return fail(ACL_ERROR_RT_AICORE_TIMEOUT, "kernel '" + label + "' ran past the operator execution timeout of " +
+                                                       std::to_string(npurtOpExecuteTimeoutMs()) + " ms");
+        }
         if (failure.code == 0) return ACL_SUCCESS;
         return fail(ACL_ERROR_RT_AICORE_EXCEPTION, "kernel '" + label + "' failed in block " +
                                                        std::to_string(failure.blockIdx) + " of " +

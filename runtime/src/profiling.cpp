@@ -8,12 +8,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "error.h"
+#include "npurt/device_control.h"
 #include "profiling_hooks.h"
 
 namespace npurt {
@@ -107,11 +109,35 @@ npurtTaskRecord begin(const aclrtStreamImpl* stream, const TaskInfo& info) {
 
 }  // namespace
 
+namespace {
+
+// A profiled task's record, stored once: when the task ran, or when a stopped device dropped
+// it unrun (then with ACL_ERROR_RT_DEVICE_TASK_ABORT), so flushing never waits for it.
+struct PendingRecord {
+  npurtTaskRecord record;
+  bool stored = false;
+
+  explicit PendingRecord(const npurtTaskRecord& r) : record(r) {}
+  PendingRecord(const PendingRecord&) = delete;
+  PendingRecord& operator=(const PendingRecord&) = delete;
+  ~PendingRecord() {
+    if (stored) return;
+    record.startNs = record.endNs = npurtProfilerNowNs();
+    record.status = ACL_ERROR_RT_DEVICE_TASK_ABORT;
+    store(record);
+  }
+};
+
+}  // namespace
+
 Task profiled(const aclrtStreamImpl* stream, const TaskInfo& info, Task task) {
-  return [record = begin(stream, info), task = std::move(task)]() mutable {
+  auto pending = std::make_shared<PendingRecord>(begin(stream, info));
+  return [pending, task = std::move(task)]() {
+    npurtTaskRecord& record = pending->record;
     record.startNs = npurtProfilerNowNs();
     record.status = task();
     record.endNs = npurtProfilerNowNs();
+    pending->stored = true;
     store(record);
     return record.status;
   };

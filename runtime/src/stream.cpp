@@ -13,7 +13,7 @@
 namespace npurt {
 namespace {
 
-constexpr uint32_t kStreamsPerDevice = 1 + 2 * ACL_STREAM_POOL_SIZE;
+constexpr uint32_t kStreamsPerDevice = ACL_SYNC_LAUNCH_STREAM_BASE + ACL_SYNC_LAUNCH_STREAM_COUNT;
 
 struct StreamTable {
   std::mutex mutex;
@@ -38,7 +38,8 @@ aclrtStreamImpl* streamsOf(int32_t device) {
     for (uint32_t i = 0; i < kStreamsPerDevice; ++i) {
       streams[i].device = device;
       streams[i].index = i;
-      streams[i].priority = i > ACL_STREAM_POOL_SIZE ? -1 : 0;
+      streams[i].priority = i > ACL_STREAM_POOL_SIZE && i < ACL_SYNC_LAUNCH_STREAM_BASE ? -1 : 0;
+      streams[i].syncLaunch = i >= ACL_SYNC_LAUNCH_STREAM_BASE;
     }
   }
   return streams.get();
@@ -60,7 +61,15 @@ void drain(aclrtStreamImpl* stream) {
       task = std::move(stream->queue.front());
       stream->queue.pop_front();
     }
-    aclError rc = task();
+    // A stopped device drops what was queued (the task's captures are released below).
+    aclError rc = ACL_SUCCESS;
+    if (deviceStopped(stream->device)) {
+      rc = stoppedDeviceError(stream->device, "stream task");
+    } else {
+      noteTaskStarted(stream->device);
+      rc = task();
+      noteTaskFinished(stream->device);
+    }
     // What the task holds goes before it counts as finished: a synchronize that returns
     // sees it released (host functions' data, graphs' references).
     task = nullptr;
@@ -102,10 +111,14 @@ aclError resolveStream(aclrtStream stream, aclrtStream* resolved, const char* ca
 
 aclError enqueue(aclrtStream stream, Task task, const TaskInfo& info) {
   if (capturing(stream)) return captureRejectTask(stream);
+  if (deviceStopped(stream->device)) return stoppedDeviceError(stream->device, "queuing a task");
   if (profiling()) task = profiled(stream, info, std::move(task));
-  if (aclrtLaunchBlocking()) {
+  if (aclrtLaunchBlocking() || stream->syncLaunch) {
     std::lock_guard<std::mutex> run(stream->blockingRun);
-    return task();
+    noteTaskStarted(stream->device);
+    aclError rc = task();
+    noteTaskFinished(stream->device);
+    return rc;
   }
   {
     std::lock_guard<std::mutex> lock(stream->mutex);

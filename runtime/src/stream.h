@@ -35,8 +35,9 @@ struct aclrtStreamImpl {
   aclError error = ACL_SUCCESS;  // the first task error since the last synchronizing call
   std::string errorMessage;
   bool workerStarted = false;
-  // Serialises tasks run in the caller under ASCEND_LAUNCH_BLOCKING=1.
+  // Serialises tasks run in the caller under ASCEND_LAUNCH_BLOCKING=1 or on a sync-launch stream.
   std::mutex blockingRun;
+  bool syncLaunch = false;  // ACL_SYNC_LAUNCH_STREAM_BASE.. : every task runs in the caller
   // The capture recording this stream's tasks (graph_capture.h), null when none.
   std::atomic<npurt::CaptureState*> capture{nullptr};
 };

@@ -59,7 +59,7 @@ void copyArgs() {
 
 void streamAndLaunchArgs() {
   aclrtStream s = nullptr;
-  EXPECT(aclrtGetStreamByIndex(0, 65, &s) == ACL_ERROR_INVALID_PARAM);
+  EXPECT(aclrtGetStreamByIndex(0, ACL_SYNC_LAUNCH_STREAM_BASE + ACL_SYNC_LAUNCH_STREAM_COUNT, &s) == ACL_ERROR_INVALID_PARAM);
   EXPECT(aclrtGetStreamByIndex(0, 0, nullptr) == ACL_ERROR_INVALID_PARAM);
   EXPECT(aclrtGetStreamByIndex(8, 0, &s) == ACL_ERROR_RT_INVALID_DEVICEID);
   EXPECT(aclrtStreamQuery(nullptr, nullptr) == ACL_ERROR_INVALID_PARAM);

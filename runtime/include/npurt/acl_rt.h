@@ -105,6 +105,10 @@ typedef struct aclrtEventImpl* aclrtEvent;
 // whole process. Wherever a stream is an argument, NULL means the calling
 // thread's current device's default stream, as in ACL.
 #define ACL_STREAM_POOL_SIZE 32
+// After the pools, 4 sync-launch streams (torch_npu's SyncLaunchStream): a task queued on
+// one runs in the caller before the call returns, as under ASCEND_LAUNCH_BLOCKING=1.
+#define ACL_SYNC_LAUNCH_STREAM_BASE (1 + 2 * ACL_STREAM_POOL_SIZE)
+#define ACL_SYNC_LAUNCH_STREAM_COUNT 4
 aclError aclrtGetStreamByIndex(int32_t deviceId, uint32_t index, aclrtStream* stream);
 aclError aclrtStreamGetInfo(aclrtStream stream, int32_t* deviceId, uint32_t* index, int32_t* priority);
 // Blocks until every task queued so far has run; returns (and clears) the first

@@ -45,13 +45,12 @@ TORCH_NPU_BINDINGS(bindStreams) {
     return reinterpret_cast<uintptr_t>(nativeStream(fromTriple(id, device, type)));
   });
   // ExternalStream: the (stream_id, device_index, device_type) of a raw aclrtStream handle.
-  // ExternalStream: the (stream_id, device_index, device_type) of a raw aclrtStream handle.
   // Looked up among the runtime's streams: a foreign pointer is never dereferenced.
   m.def("_npu_stream_from_handle", [](uintptr_t handle) {
     uint32_t count = 0;
     NPU_CHECK_ACL(aclrtGetDeviceCount(&count));
     for (uint32_t device = 0; device < count; ++device) {
-      for (uint32_t index = 0; index <= 2 * ACL_STREAM_POOL_SIZE; ++index) {
+      for (uint32_t index = 0; index < ACL_SYNC_LAUNCH_STREAM_BASE + ACL_SYNC_LAUNCH_STREAM_COUNT; ++index) {
         aclrtStream stream = nullptr;
         NPU_CHECK_ACL(aclrtGetStreamByIndex(static_cast<int32_t>(device), index, &stream));
         if (reinterpret_cast<uintptr_t>(stream) == handle) {
