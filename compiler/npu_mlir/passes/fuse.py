@@ -10,6 +10,9 @@ the shapes fit, or starts its own):
   conv             a conv2d with its elementwise epilogue
   single           an op that fuses with nothing (format_cast, transpose); reshapes stay on the
                    host as views
+  opaque           upstream ops raising left as they are (gathers, value+index reductions,
+                   tensor.concat, ...) with the other such ops they feed; the kernel body keeps
+                   them, tiled as one block with no AscendC yet, so the host still computes nothing
 An op may join a group only if none of its operands depends on that group through an op
 outside it, so outlining can never create a cycle; two groups of the same shape that do not
 depend on each other merge when an op reads both (layer norm's mean and variance branches). Fusion is what saves the GM round trips
@@ -23,6 +26,7 @@ and tensors become kernel arguments), so each kernel compiles on its own.
 from torch_mlir import ir
 
 from ..dialects.ascend import load_ascend
+from ..analysis.host_function import VIEW_OPS
 from .fuse_groups import ALONE, CUBE, Group, tensor_shape, group_block
 from .fuse_outline import outline
 
@@ -43,12 +47,41 @@ def _outline_split(group: Group, func: ir.OpView, fname: str, names: set[str]) -
     Ops are in program order, so the head stays closed under its own dependencies and the
     tail (outlined after it) may read the head's results.
     """
+    if group.kind == "opaque":
+        # Upstream ops cannot be split between kernels by type (one linalg.generic may yield
+        # f32 values and i64 indices): one copy of the group per result type.
+        types = list(dict.fromkeys(r.type for op in group.ops for r in op.results
+                                   if any(u.owner not in {o.operation for o in group.ops} for u in r.uses)))
+        for i, t in enumerate(types):
+            outline(group, func, fname, names, only_type=t, keep=i < len(types) - 1)
+        return
     tail: list[ir.OpView] = []
     while not outline(group, func, fname, names):
         tail.insert(0, group.ops.pop())
         group.kind = _kind_of(group.ops)
     if tail:
         _outline_split(Group(_kind_of(tail), tensor_shape(tail[-1].results[0]), tail), func, fname, names)
+
+
+def _copy_aliased_results(func: ir.OpView) -> None:
+    """A result that is an argument (or a view of one), or that repeats another result, gets a
+    copy of its own: a launch list writes each result into its own buffer (aten.alias, an
+    identity decomposition). The copy is an opaque kernel like any upstream op."""
+    from torch_mlir.dialects import linalg, tensor
+
+    block = func.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    seen: set[ir.Value] = set()
+    for i, v in enumerate(list(ret.operands)):
+        root = v
+        while isinstance(root.owner, ir.OpView) and root.owner.operation.name in VIEW_OPS:
+            root = root.owner.operands[0]
+        if isinstance(root, ir.BlockArgument) or root in seen:
+            with ir.InsertionPoint(ret), ret.location:
+                t = ir.RankedTensorType(v.type)
+                empty = tensor.EmptyOp(list(t.shape), t.element_type)
+                ret.operands[i] = linalg.copy(v, outs=[empty.result])
+        seen.add(root)
 
 
 def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bool:
@@ -61,6 +94,7 @@ def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bo
         if func.operation.name != "func.func" or not func.regions[0].blocks:
             continue
         fname = ir.StringAttr(func.attributes["sym_name"]).value
+        _copy_aliased_results(func)
         for group in group_block(func.regions[0].blocks[0], max_ops, epilogue):
             _outline_split(group, func, fname, names)
     return True

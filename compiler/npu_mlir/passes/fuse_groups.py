@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 from torch_mlir import ir
 
+from ..analysis.host_function import VIEW_OPS
+
 ELEMENTWISE = {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast", "ascend.compare",
                "ascend.select", "ascend.broadcast"}
 # Kernels of their own: a transpose is a data movement the vector tiling does not model.
@@ -11,6 +13,17 @@ ELEMENTWISE = {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast",
 ALONE = {"ascend.format_cast", "ascend.transpose"}
 CUBE = {"ascend.matmul": "matmul_epilogue", "ascend.batch_matmul": "matmul_epilogue",
         "ascend.conv2d": "conv"}
+# Ops that define a value without computing it: outlining clones them into the kernel that reads them.
+FREE_OPS = {"arith.constant", "tensor.empty"}
+
+
+def is_opaque(op: ir.OpView) -> bool:
+    """An upstream op computing a tensor that raising left as it is (a gather's linalg.index
+    body, a value+index reduction, tensor.concat, ...): it goes into an `opaque` kernel, whose
+    body keeps the upstream ops for the sim target, so the host function still computes nothing."""
+    name = op.operation.name
+    return (not name.startswith("ascend.") and name not in VIEW_OPS and name not in FREE_OPS
+            and any(isinstance(r.type, ir.RankedTensorType) for r in op.results))
 
 
 @dataclass
@@ -35,6 +48,11 @@ def tensor_shape(v: ir.Value) -> list[int] | None:
 
 def _try_join(group: Group, op: ir.OpView, max_ops: int) -> bool:
     name = op.operation.name
+    if (group.kind == "opaque") != is_opaque(op):
+        return False  # opaque ops only join opaque groups, and nothing else does
+    if group.kind == "opaque":
+        group.ops.append(op)
+        return True
     if len(group.ops) >= max_ops or name in CUBE or name in ALONE or group.kind == "single":
         return False
     if name == "ascend.reduce":
@@ -60,6 +78,8 @@ def _new_group(op: ir.OpView) -> Group | None:
         return Group("elementwise", tensor_shape(op.results[0]), [op])
     if name in ALONE:
         return Group("single", tensor_shape(op.results[0]), [op])
+    if is_opaque(op):
+        return Group("opaque", tensor_shape(op.results[0]), [op])
     return None
 
 
@@ -103,6 +123,9 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
 
     def mergeable(g: Group, h: Group | None) -> bool:
         vector = ("elementwise", "reduction")
+        if h is not None and h is not g and g.kind == h.kind == "opaque":
+            # A value+index reduction reads two fills: one kernel for all three.
+            return id(h) not in needs(g) and id(g) not in needs(h)
         if h is None or h is g or g.kind not in vector or h.kind not in vector:
             return False
         if g.domain != h.domain or len(g.ops) + len(h.ops) >= max_ops:
@@ -118,7 +141,7 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
             floating[op.operation] = op
             reach[op.results[0]] = set(reach.get(operands[0], set()))
             continue
-        if op.operation.name in ELEMENTWISE or op.operation.name == "ascend.reduce":
+        if op.operation.name in ELEMENTWISE or op.operation.name == "ascend.reduce" or is_opaque(op):
             for v in reversed(operands):
                 g = producer_group(v)
                 if g is None or (g.kind in CUBE.values() and not epilogue):

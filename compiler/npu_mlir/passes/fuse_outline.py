@@ -6,11 +6,17 @@ the group). Scalar ops computed from constants and 0-d tensors (`tensor.extract`
 scalar parameter, then its casts) are cloned into the kernel, so its body folds and the host
 function computes nothing; the 0-d tensor becomes the kernel argument (a by-value parameter of
 the launch). Every other value from outside becomes a kernel argument.
+
+An `opaque` group (upstream ops raising left alone) also clones in the constants and
+`tensor.empty`s it reads, and the values its ops' regions capture from the host (a gather's
+`tensor.extract` of the source tensor) become kernel arguments too, so the kernel stays isolated
+from above.
 """
 
 from torch_mlir import ir
 
 from ..dialects.ascend import KernelOp, LaunchOp, YieldOp
+from .fuse_groups import FREE_OPS
 
 
 def _is_scalar_read(op: ir.Operation) -> bool:
@@ -35,24 +41,63 @@ def _scalar_chain(v: ir.Value) -> list[ir.Operation] | None:
     return chain + [owner.operation]
 
 
+def _nested_ops(op: ir.Operation):
+    """The ops inside `op`'s regions, outer before inner."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner.operation
+                yield from _nested_ops(inner.operation)
+
+
+def _captured(op: ir.Operation) -> list[ir.Value]:
+    """Values used inside `op`'s regions that are defined outside `op`."""
+    defined: set[ir.Value] = set()
+    for region in op.regions:
+        for block in region.blocks:
+            defined.update(block.arguments)
+    out: list[ir.Value] = []
+    for inner in _nested_ops(op):
+        for region in inner.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+        defined.update(inner.results)
+    for inner in _nested_ops(op):
+        out += [v for v in inner.operands if v not in defined and v not in out]
+    return out
+
+
+def _free_def(v: ir.Value) -> list[ir.Operation] | None:
+    owner = v.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name in FREE_OPS:
+        return [owner.operation]
+    return None
+
+
 def _core_type(group) -> str:
     if group.kind in ("matmul_epilogue", "conv"):
         return "mix" if len(group.ops) > 1 else "aic"
     return "aiv"
 
 
-def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
+def outline(group, func: ir.OpView, fname: str, names: set[str], only_type: ir.Type | None = None,
+            keep: bool = False) -> bool:
     """Outline `group`; False (and nothing changed) when its outputs differ in type, which one
-    ascend.yield cannot carry (IRDL binds a variadic operand list to one type)."""
+    ascend.yield cannot carry (IRDL binds a variadic operand list to one type).
+    `only_type`: outline a copy of the group that yields its outputs of this type only, and
+    with `keep`, leave the group in place for the next type's copy (an op with results of two
+    types, as a value+index reduction, is outlined once per result type)."""
     members = {op.operation for op in group.ops}
+    opaque = group.kind == "opaque"
     inputs: list[ir.Value] = []
     constants: list[ir.Operation] = []  # scalar ops from constants and 0-d reads, cloned in
     for op in group.ops:
-        for v in op.operands:
+        operands = list(op.operands) + (_captured(op.operation) if opaque else [])
+        for v in operands:
             owner = v.owner
             if isinstance(owner, ir.OpView) and owner.operation in members:
                 continue
-            chain = _scalar_chain(v)
+            chain = _scalar_chain(v) or (_free_def(v) if opaque else None)
             if chain is None:
                 if v not in inputs:
                     inputs.append(v)
@@ -61,7 +106,9 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
             inputs += [c.operands[0] for c in chain if _is_scalar_read(c) and c.operands[0] not in inputs]
     outputs = [r for op in group.ops for r in op.results
                if any(u.owner not in members for u in r.uses)]
-    if len({v.type for v in outputs}) > 1:
+    if only_type is not None:
+        outputs = [v for v in outputs if v.type == only_type]
+    elif len({v.type for v in outputs}) > 1:
         return False
 
     name = f"{fname}_{group.kind}_{len(names)}"
@@ -82,6 +129,11 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
             clone = op.operation.clone()
             for i, v in enumerate(op.operands):
                 clone.operands[i] = mapping[v]
+            if opaque:  # region bodies still name the host's values they capture
+                for inner in _nested_ops(clone):
+                    for i, v in enumerate(inner.operands):
+                        if v in mapping:
+                            inner.operands[i] = mapping[v]
             for old, new in zip(op.results, clone.results):
                 mapping[old] = new
         YieldOp([mapping[v] for v in outputs], loc=group.ops[-1].location)
@@ -93,6 +145,8 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
     _move_late_users(group, members, launch)
     for old, new in zip(outputs, launch.results):
         old.replace_all_uses_with(new)
+    if keep:
+        return True
     for op in reversed(group.ops):
         op.operation.erase()
     # The host's copies of the cloned scalar chain are dead once their last reader moved in.

@@ -131,8 +131,46 @@ def boundary_type(t: ir.Type) -> str:
     return tensor_type(storage_shape(fmt, list(rt.shape), 8 if elt in ("i8", "ui8") else 16), elt)
 
 
+def _opaque_to_func(kernel: ir.Operation, func_name: str) -> str:
+    """An `opaque` kernel's body is upstream ops already: the same ops in a func.func."""
+    from torch_mlir.dialects import func
+
+    block = kernel.regions[0].blocks[0]
+    ftype = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+    with kernel.context, kernel.location:
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            f = func.FuncOp(func_name, ftype)
+        entry = f.add_entry_block()
+        mapping = dict(zip(block.arguments, entry.arguments))
+        with ir.InsertionPoint(entry):
+            for op in block.operations:
+                op = op.operation
+                if op.name == "ascend.yield":
+                    func.ReturnOp([mapping[v] for v in op.operands])
+                    continue
+                clone = op.clone()
+                for inner in [clone, *_nested(clone)]:
+                    for i, v in enumerate(inner.operands):
+                        if v in mapping:
+                            inner.operands[i] = mapping[v]
+                mapping.update(zip(op.results, clone.results))
+        return str(module.body.operations[0])
+
+
+def _nested(op: ir.Operation) -> list[ir.Operation]:
+    out = []
+    for region in op.regions:
+        for b in region.blocks:
+            for inner in b.operations:
+                out += [inner.operation, *_nested(inner.operation)]
+    return out
+
+
 def kernel_to_linalg(kernel: ir.Operation, func_name: str = "main") -> str:
     """Text of a module holding `func.func @<func_name>` equivalent to `kernel`."""
+    if ir.StringAttr(kernel.attributes["fusion"]).value == "opaque":
+        return _opaque_to_func(kernel, func_name)
     block = kernel.regions[0].blocks[0]
     w = _Writer()
     emitter = OpEmitter(w)

@@ -21,7 +21,8 @@ from torch_mlir.dialects.ext import Operand, Region, Result, attribute
 from .dialect import AscendOp
 
 CORE_TYPES = ("aiv", "aic", "mix")
-FUSION_KINDS = ("single", "elementwise", "reduction", "matmul_epilogue", "conv")
+# opaque: a body of upstream (linalg / tensor) ops the ascend dialect does not model yet.
+FUSION_KINDS = ("single", "elementwise", "reduction", "matmul_epilogue", "conv", "opaque")
 
 
 def _one() -> ir.IntegerAttr:

@@ -1,0 +1,93 @@
+// RUN: npu-opt %s --split-input-file --ascend-fuse | FileCheck %s
+// RUN: npu-opt %s --split-input-file --ascend-fuse --ascend-verify-host | FileCheck %s --check-prefix=HOST
+
+// Upstream ops raising leaves alone go into `opaque` kernels, so the host function computes
+// nothing (ascend-verify-host passes). A value+index reduction reads two fills: the three ops are
+// one group, outlined once per result type (one ascend.yield carries one type); the constants
+// and tensor.empty ops it reads are cloned in.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: ^bb0(%[[X:.*]]: tensor<16x32xf32>):
+// CHECK-DAG: arith.constant 0xFF800000 : f32
+// CHECK-DAG: tensor.empty() : tensor<16xi64>
+// CHECK: linalg.generic
+// CHECK: "ascend.yield"(%{{.*}}#0) : (tensor<16xf32>) -> ()
+// CHECK: fusion = "opaque", sym_name = "max_dim_opaque_0"
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: "ascend.yield"(%{{.*}}#1) : (tensor<16xi64>) -> ()
+// CHECK: fusion = "opaque", sym_name = "max_dim_opaque_1"
+// CHECK-LABEL: func.func @max_dim
+// CHECK-DAG: "ascend.launch"(%arg0) {callee = @max_dim_opaque_0{{.*}} -> tensor<16xf32>
+// CHECK-DAG: "ascend.launch"(%arg0) {callee = @max_dim_opaque_1{{.*}} -> tensor<16xi64>
+// CHECK-NOT: linalg
+// HOST-LABEL: func.func @max_dim
+// HOST-NOT: linalg
+// HOST: return
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0)>
+func.func @max_dim(%arg0: tensor<16x32xf32>) -> (tensor<16xf32>, tensor<16xi64>) {
+  %c0_i64 = arith.constant 0 : i64
+  %cst = arith.constant 0xFF800000 : f32
+  %0 = tensor.empty() : tensor<16xi64>
+  %1 = linalg.fill ins(%c0_i64 : i64) outs(%0 : tensor<16xi64>) -> tensor<16xi64>
+  %2 = tensor.empty() : tensor<16xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<16xf32>) -> tensor<16xf32>
+  %4:2 = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<16x32xf32>) outs(%3, %1 : tensor<16xf32>, tensor<16xi64>) {
+  ^bb0(%in: f32, %out: f32, %out_0: i64):
+    %5 = linalg.index 1 : index
+    %6 = arith.index_cast %5 : index to i64
+    %7 = arith.maximumf %in, %out : f32
+    %8 = arith.cmpf ogt, %in, %out : f32
+    %9 = arith.select %8, %6, %out_0 : i64
+    linalg.yield %7, %9 : f32, i64
+  } -> (tensor<16xf32>, tensor<16xi64>)
+  return %4#0, %4#1 : tensor<16xf32>, tensor<16xi64>
+}
+
+// -----
+
+// A gather's body reads its source through tensor.extract, captured from the host: the source
+// becomes a kernel argument (the kernel stays isolated from above), the index constant is cloned.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: ^bb0(%[[I:.*]]: tensor<4x3xi64>, %[[SRC:.*]]: tensor<4x8xf32>):
+// CHECK: arith.constant 8 : index
+// CHECK: linalg.generic {{.*}} ins(%[[I]] : tensor<4x3xi64>)
+// CHECK: tensor.extract %[[SRC]]
+// CHECK: fusion = "opaque"
+// CHECK-LABEL: func.func @gather
+// CHECK: "ascend.launch"(%arg1, %arg0)
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gather(%arg0: tensor<4x8xf32>, %arg1: tensor<4x3xi64>) -> tensor<4x3xf32> {
+  %c8 = arith.constant 8 : index
+  %0 = tensor.empty() : tensor<4x3xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<4x3xi64>) outs(%0 : tensor<4x3xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %2 = linalg.index 0 : index
+    %3 = arith.index_cast %in : i64 to index
+    %4 = arith.cmpi slt, %3, %c8 : index
+    cf.assert %4, "index must be smaller than dim size"
+    %extracted = tensor.extract %arg0[%2, %3] : tensor<4x8xf32>
+    linalg.yield %extracted : f32
+  } -> tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+
+// -----
+
+// tensor.concat is a kernel; a result that is an argument, or a view of one, gets a copy
+// kernel of its own (a launch list writes every result into its own buffer).
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: tensor.concat dim(0)
+// CHECK: fusion = "opaque"
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: linalg.copy
+// CHECK: fusion = "opaque"
+// CHECK-LABEL: func.func @concat_and_alias
+// CHECK: %[[C:.*]] = "ascend.launch"(%arg0, %arg1)
+// CHECK: %[[V:.*]] = tensor.collapse_shape %arg0
+// CHECK: %[[A:.*]] = "ascend.launch"(%[[V]])
+// CHECK: return %[[C]], %[[A]]
+func.func @concat_and_alias(%arg0: tensor<4x8xf32>, %arg1: tensor<3x8xf32>) -> (tensor<7x8xf32>, tensor<32xf32>) {
+  %concat = tensor.concat dim(0) %arg0, %arg1 : (tensor<4x8xf32>, tensor<3x8xf32>) -> tensor<7x8xf32>
+  %v = tensor.collapse_shape %arg0 [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  return %concat, %v : tensor<7x8xf32>, tensor<32xf32>
+}
