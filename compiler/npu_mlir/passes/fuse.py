@@ -52,7 +52,7 @@ def _outline_split(group: Group, func: ir.OpView, fname: str, names: set[str]) -
         # f32 values and i64 indices): one copy of the group per result type.
         types = list(dict.fromkeys(r.type for op in group.ops for r in op.results
                                    if any(u.owner not in {o.operation for o in group.ops} for u in r.uses)))
-        for i, t in enumerate(types):
+        for i, t in enumerate(types or [None]):  # None: a group that yields nothing (only checks)
             outline(group, func, fname, names, only_type=t, keep=i < len(types) - 1)
         return
     tail: list[ir.OpView] = []
@@ -84,6 +84,23 @@ def _copy_aliased_results(func: ir.OpView) -> None:
         seen.add(root)
 
 
+def _fold_checks(groups: list[Group]) -> list[Group]:
+    """An opaque group with no results (torch-mlir's index-bounds checks: a linalg.generic of
+    cf.asserts) joins the next opaque group in program order, whose launch comes after every
+    value the checks read; a kernel needs an output to be launched."""
+    opaque = [g for g in groups if g.kind == "opaque"]
+    pending: list[Group] = []
+    for g in opaque:
+        if not any(r for op in g.ops for r in op.results):
+            pending.append(g)
+            continue
+        for p in pending:
+            g.ops[:0] = p.ops
+            groups.remove(p)
+        pending = []
+    return groups
+
+
 def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bool:
     load_ascend(module.context)
     if max_ops < 1:
@@ -95,6 +112,6 @@ def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bo
             continue
         fname = ir.StringAttr(func.attributes["sym_name"]).value
         _copy_aliased_results(func)
-        for group in group_block(func.regions[0].blocks[0], max_ops, epilogue):
+        for group in _fold_checks(group_block(func.regions[0].blocks[0], max_ops, epilogue)):
             _outline_split(group, func, fname, names)
     return True

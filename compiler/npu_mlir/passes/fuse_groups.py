@@ -22,8 +22,10 @@ def is_opaque(op: ir.OpView) -> bool:
     body, a value+index reduction, tensor.concat, ...): it goes into an `opaque` kernel, whose
     body keeps the upstream ops for the sim target, so the host function still computes nothing."""
     name = op.operation.name
-    return (not name.startswith("ascend.") and name not in VIEW_OPS and name not in FREE_OPS
-            and any(isinstance(r.type, ir.RankedTensorType) for r in op.results))
+    if name.startswith("ascend.") or name in VIEW_OPS or name in FREE_OPS or name == "func.return":
+        return False
+    # No results: a generic that only checks (torch-mlir's index-bounds cf.asserts) is a kernel too.
+    return not op.results or any(isinstance(r.type, ir.RankedTensorType) for r in op.results)
 
 
 @dataclass
@@ -79,7 +81,7 @@ def _new_group(op: ir.OpView) -> Group | None:
     if name in ALONE:
         return Group("single", tensor_shape(op.results[0]), [op])
     if is_opaque(op):
-        return Group("opaque", tensor_shape(op.results[0]), [op])
+        return Group("opaque", tensor_shape(op.results[0]) if op.results else None, [op])
     return None
 
 

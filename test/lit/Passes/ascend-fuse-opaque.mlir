@@ -91,3 +91,34 @@ func.func @concat_and_alias(%arg0: tensor<4x8xf32>, %arg1: tensor<3x8xf32>) -> (
   %v = tensor.collapse_shape %arg0 [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
   return %concat, %v : tensor<7x8xf32>, tensor<32xf32>
 }
+
+// -----
+
+// A generic that only checks (no results: torch-mlir's index-bounds cf.asserts) joins the next
+// opaque group, so its checks run inside a kernel that has an output.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: cf.assert
+// CHECK: tensor.extract
+// CHECK: "ascend.yield"
+// CHECK-LABEL: func.func @checked_gather
+// CHECK-COUNT-1: "ascend.launch"
+// CHECK-NOT: linalg
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @checked_gather(%arg0: tensor<4x8xf32>, %arg1: tensor<4x3xi64>) -> tensor<4x3xf32> {
+  %c0 = arith.constant 0 : i64
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<4x3xi64>) {
+  ^bb0(%in: i64):
+    %ok = arith.cmpi sge, %in, %c0 : i64
+    cf.assert %ok, "index must be larger or equal to 0"
+    linalg.yield
+  }
+  %0 = tensor.empty() : tensor<4x3xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<4x3xi64>) outs(%0 : tensor<4x3xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %2 = linalg.index 0 : index
+    %3 = arith.index_cast %in : i64 to index
+    %extracted = tensor.extract %arg0[%2, %3] : tensor<4x8xf32>
+    linalg.yield %extracted : f32
+  } -> tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}

@@ -89,3 +89,20 @@ def test_conv2d_kernel():
     fn = lambda x, w: torch.relu(F.conv2d(x, w, padding=1))
     (out,), _ = run_through_kernels(fn, [x, w], formats=False)
     torch.testing.assert_close(out, fn(x, w), rtol=1e-4, atol=1e-4)
+
+
+def test_host_compute_runs_in_opaque_kernels():
+    # Upstream ops raising leaves alone (value+index reduction, gather, concat) become opaque
+    # kernels that feed and read the vector kernels around them; nothing runs on the host.
+    x, y = torch.randn(16, 32), torch.randn(3, 32)
+    index = torch.randint(0, 32, (16, 5))
+
+    def fn(x, y, index):
+        values, indices = torch.max(torch.exp(x), 1)
+        picked = torch.gather(x * 2, 1, index)
+        return values + 1, indices, torch.tanh(picked), torch.cat([x, y]).sigmoid()
+
+    outs, blocks = run_through_kernels(fn, [x, y, index], formats=False)
+    for got, want in zip(outs, fn(x, y, index)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert sum("opaque" in name for name in blocks) >= 3 and sum("elementwise" in name for name in blocks) >= 2
