@@ -2,6 +2,7 @@
 
 from torch_npu.optim.npu_fused_adadelta import NpuFusedAdadelta
 from torch_npu.optim.npu_fused_adam import NpuFusedAdam, NpuFusedAdamW
+from torch_npu.optim.npu_fused_adamp import NpuFusedAdamP
 from torch_npu.optim.npu_fused_bert_adam import NpuFusedBertAdam
 from torch_npu.optim.npu_fused_lamb import NpuFusedLamb
 from torch_npu.optim.npu_fused_optim_base import NpuFusedOptimizerBase
@@ -12,6 +13,7 @@ __all__ = [
     "NpuFusedAdadelta",
     "NpuFusedAdam",
     "NpuFusedAdamW",
+    "NpuFusedAdamP",
     "NpuFusedBertAdam",
     "NpuFusedLamb",
     "NpuFusedOptimizerBase",

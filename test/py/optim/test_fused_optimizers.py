@@ -272,3 +272,83 @@ def test_lamb_matches_its_formula(no_fallback):
     _lamb_reference(cpu_params, targets, range(20), lr=0.01, weight_decay=0.01)
     for p, r in zip(npu_params, cpu_params):
         torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=1e-3, atol=1e-3)
+
+
+def _adamp_reference(params, targets, steps, lr, betas, eps, weight_decay, delta, wd_ratio, nesterov):
+    """AdamP as clovaai/AdamP (and torch_npu) define it, per parameter with host branches, on the CPU.
+
+    Returns how many (step, parameter) updates took the projection, so a test can show it ran.
+    """
+    beta1, beta2 = betas
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    projected = 0
+
+    def cosine(x, y, view):
+        x, y = view(x), view(y)
+        return (x * y).sum(dim=1).abs() / (x.norm(dim=1) + eps) / (y.norm(dim=1) + eps)
+
+    for i, step in enumerate(steps, start=1):
+        for p in params:
+            p.grad = None
+        _backward(params, targets, step)
+        with torch.no_grad():
+            for p, m_, v_ in zip(params, m, v):
+                g = p.grad
+                m_.mul_(beta1).add_(g, alpha=1 - beta1)
+                v_.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+                denom = (v_.sqrt() / math.sqrt(1 - beta2 ** i)).add_(eps)
+                perturb = (beta1 * m_ + (1 - beta1) * g) / denom if nesterov else m_ / denom
+                ratio = 1.0
+                if p.dim() > 1:
+                    expand = [-1] + [1] * (p.dim() - 1)
+                    for view in (lambda x: x.reshape(x.size(0), -1), lambda x: x.reshape(1, -1)):
+                        if cosine(g, p, view).max() < delta / math.sqrt(view(p).size(1)):
+                            p_n = p / view(p).norm(dim=1).view(expand).add(eps)
+                            perturb = perturb - p_n * view(p_n * perturb).sum(dim=1).view(expand)
+                            ratio = wd_ratio
+                            projected += 1
+                            break
+                if weight_decay > 0:
+                    p.mul_(1 - lr * weight_decay * ratio)
+                p.sub_(perturb, alpha=lr / (1 - beta1 ** i))
+    return projected
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=0.01, weight_decay=0.01),
+                                    dict(lr=0.01, weight_decay=0.1, delta=2.0, wd_ratio=0.5, nesterov=True)],
+                         ids=["defaults", "projected_nesterov"])
+def test_adamp_matches_its_formula(no_fallback, kwargs):
+    from torch_npu.optim import NpuFusedAdamP
+
+    fp32 = [torch.float32] * 4
+    targets = _targets(fp32)
+    npu_params, cpu_params = _params(fp32, "npu"), _params(fp32, "cpu")
+    opt = NpuFusedAdamP(npu_params, **kwargs)
+    _run(opt, npu_params, targets, range(20))
+    group = {k: v for k, v in opt.param_groups[0].items() if k != "params"}
+    projected = _adamp_reference(cpu_params, targets, range(20), **group)
+    if kwargs.get("delta", 0.1) > 1.0:
+        assert projected > 0, "the reference never took the projection: the test would not cover it"
+    for p, r in zip(npu_params, cpu_params):
+        torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=1e-3, atol=1e-3)
+    assert is_combined_tensor_valid(opt.get_combined_params()[0], npu_params)
+
+
+def test_adamp_signature_and_mixed_dtypes(no_fallback):
+    import inspect
+
+    from torch_npu.optim import NpuFusedAdamP
+
+    defaults = {k: v.default for k, v in inspect.signature(NpuFusedAdamP).parameters.items() if k != "params"}
+    assert defaults == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, delta=0.1, wd_ratio=0.1,
+                            nesterov=False)
+    targets = _targets(MIXED)
+    npu_params, cpu_params = _params(MIXED, "npu"), _params([torch.float32] * 4, "cpu")
+    _run(NpuFusedAdamP(npu_params, lr=0.01, weight_decay=0.01, delta=2.0), npu_params, targets, range(20))
+    _adamp_reference(cpu_params, [t.float() for t in targets], range(20), lr=0.01, betas=(0.9, 0.999), eps=1e-8,
+                     weight_decay=0.01, delta=2.0, wd_ratio=0.1, nesterov=False)
+    for p, r in zip(npu_params, cpu_params):
+        torch.testing.assert_close(p.detach().cpu().float(), r.detach(), rtol=1e-2, atol=1e-2)
+    with pytest.raises(ValueError, match="ERR00003"):
+        NpuFusedAdamP(npu_params, delta=-1.0)
