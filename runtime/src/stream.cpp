@@ -70,9 +70,6 @@ void drain(aclrtStreamImpl* stream) {
       rc = task();
       noteTaskFinished(stream->device);
     }
-    // What the task holds goes before it counts as finished: a synchronize that returns
-    // sees it released (host functions' data, graphs' references).
-    task = nullptr;
     {
       std::lock_guard<std::mutex> lock(stream->mutex);
       keepFirstError(stream, rc);
