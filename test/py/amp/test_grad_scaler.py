@@ -137,16 +137,37 @@ def test_unscale_and_update_do_not_sync_with_the_host():
     assert sum(v.item() for v in found_inf.values()) == 0.0
 
 
-def test_static_scaler_keeps_its_scale_but_still_skips():
-    model = _model()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def test_static_scaler_keeps_its_scale_and_unscales_without_checking():
+    # torch_npu's dynamic=False: a static loss scale. Gradients are multiplied by 1/scale, infs are not
+    # looked for (torch_npu's _unscale_grads_ skips _amp_foreach_non_finite_check_and_unscale_), every
+    # step runs and update() leaves the scale alone.
+    model, reference = _model(), _model()
+    opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(reference.parameters(), lr=0.1)
     scaler = torch.npu.amp.GradScaler(init_scale=64.0, growth_interval=1, dynamic=False)
     x = torch.randn(16, 6, device="npu")
-    before = model[0].weight.detach().cpu().clone()
+    for _ in range(3):
+        _train_step(model, opt, scaler, x)
+        ref_opt.zero_grad()
+        reference(x).square().mean().backward()
+        ref_opt.step()
+        assert scaler.get_scale() == 64.0
+    for p, r in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), r.detach().cpu())
     _train_step(model, opt, scaler, x, poison=True)
-    assert scaler.get_scale() == 64.0 and torch.equal(model[0].weight.detach().cpu(), before)
-    _train_step(model, opt, scaler, x)
-    assert scaler.get_scale() == 64.0 and not torch.equal(model[0].weight.detach().cpu(), before)
+    assert scaler.get_scale() == 64.0
+    assert not torch.isfinite(model[0].weight.detach().cpu()).all(), "a static scaler does not skip (torch_npu)"
+
+
+def test_static_scaler_unscales_a_fused_optimizers_combined_gradients(no_fallback):
+    model, reference = _model(), _model()
+    opt = torch_npu.optim.NpuFusedSGD(model.parameters(), lr=0.1)
+    scaler = torch.npu.amp.GradScaler(init_scale=32.0, dynamic=False)
+    x = torch.randn(16, 6, device="npu")
+    scaler.scale(model(x).square().mean()).backward()
+    scaler.unscale_(opt)
+    reference(x).square().mean().backward()
+    for p, r in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad.cpu(), r.grad.cpu())
 
 
 @pytest.mark.parametrize("name", SCALERS)
