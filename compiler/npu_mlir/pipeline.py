@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from torch_mlir import ir
 
+from .errors import CompilerError
 from .tools.pass_pipeline import build_pass_manager
 
 
@@ -106,7 +107,7 @@ STAGES = {
 }
 
 
-class PipelineError(RuntimeError):
+class PipelineError(CompilerError):
     """A stage failed; the message holds the MLIR diagnostics with their locations."""
 
 

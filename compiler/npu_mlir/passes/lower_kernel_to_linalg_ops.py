@@ -12,9 +12,13 @@ from typing import Protocol
 
 from torch_mlir import ir
 
+from npu_mlir.errors import NOT_SUPPORTED, CompilerError
 
-class KernelLoweringError(ValueError):
-    """The kernel holds an op the sim lowering does not handle (ERR03007)."""
+
+class KernelLoweringError(CompilerError, ValueError):
+    """The kernel holds an op the sim lowering does not handle."""
+
+    code = NOT_SUPPORTED
 
 
 class Writer(Protocol):

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from torch_mlir import ir
 
+from ..errors import INVALID_PARAMETER, CompilerError
+
 
 @dataclass(frozen=True)
 class PassInfo:
@@ -60,8 +62,10 @@ PASSES: dict[str, PassInfo] = dict(
 )
 
 
-class PassOptionError(ValueError):
+class PassOptionError(CompilerError, ValueError):
     """A pass name or option that the registry does not know or cannot convert."""
+
+    code = INVALID_PARAMETER
 
 
 def lookup(name: str) -> PassInfo:

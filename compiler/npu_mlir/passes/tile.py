@@ -48,6 +48,7 @@ from ..analysis.kernel_model import (
     CUBE_OPS, Buffer, KernelModel, analyze, body_ops, elem_bytes, epilogue_values, is_scalar_op,
 )
 from ..analysis.memory_plan import slots_of
+from ..errors import MEMORY, CompilerError
 from ..hardware.soc import Soc
 
 BUFFER_NUM = 2
@@ -55,8 +56,10 @@ BUFFER_NUM = 2
 MIN_BLOCK_BYTES = 2048
 
 
-class TilingError(ValueError):
+class TilingError(CompilerError, ValueError):
     """The kernel cannot be tiled to fit the target; the message says what does not fit."""
+
+    code = MEMORY
 
 
 def _align_elems(model: KernelModel, soc: Soc) -> int:
@@ -225,7 +228,7 @@ def run(module: ir.Operation) -> bool:
             record = tiling_of(op, soc)
         except TilingError as exc:
             name = ir.StringAttr(op.attributes["sym_name"]).value
-            op.location.emit_error(f"ERR03006 GRAPH kernel @{name} cannot be tiled for {soc.name}: {exc}")
+            op.location.emit_error(f"ERR03006 GRAPH kernel @{name} cannot be tiled for {soc.name}: {exc.detail}")
             ok = False
             continue
         op.attributes["block_dim"] = _attr(record["block_dim"])

@@ -25,6 +25,7 @@ from torch_mlir import ir
 
 from npu_mlir.analysis.host_function import VIEW_OPS, describe, host_compute, host_functions
 from npu_mlir.analysis.kernel_model import is_scalar_param
+from npu_mlir.errors import NOT_SUPPORTED, CompilerError
 from npu_mlir.targets.ascendc import acl
 from npu_mlir.targets.ascendc import emit as ascendc
 from npu_mlir.targets.sim.abi import SCALAR_TYPES
@@ -33,8 +34,10 @@ from npu_mlir.targets.sim.kernel import compile_ascend_kernel, kernel_ops
 Ref = tuple[str, int]
 
 
-class LaunchListError(ValueError):
+class LaunchListError(CompilerError, ValueError):
     """The module's host function holds something a launch list cannot express."""
+
+    code = NOT_SUPPORTED
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,13 @@ TWIN = Path(npu_mlir.__file__).resolve().parent / "targets" / "ascendc" / "cpu_t
 REPO = Path(npu_mlir.__file__).resolve().parents[2]
 RUNTIME_INCLUDE = REPO / "runtime" / "include"
 CXXFLAGS = ("-std=c++17", "-O1", "-pthread")
+
+from npu_mlir.errors import CompilerError
+
 CACHE = Path(os.environ.get("NPU_ASCENDC_CACHE", Path.home() / ".cache" / "torch_npu" / "ascendc"))
 
 
-class BuildError(RuntimeError):
+class BuildError(CompilerError):
     """A source that does not build; the message carries the compiler's output."""
 
 

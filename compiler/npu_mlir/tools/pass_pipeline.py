@@ -8,11 +8,14 @@ upstream elements stay together so MLIR still nests and schedules them itself.
 
 from torch_mlir import passmanager
 
+from ..errors import INVALID_PARAMETER, CompilerError
 from ..passes import registry
 
 
-class PipelineSyntaxError(ValueError):
-    pass
+class PipelineSyntaxError(CompilerError, ValueError):
+    """Pipeline text npu-opt cannot split into pass elements."""
+
+    code = INVALID_PARAMETER
 
 
 def split_elements(text: str) -> list[str]:

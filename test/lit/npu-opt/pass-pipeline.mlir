@@ -20,9 +20,9 @@
 // RAISED-NOT: ascend.kernel
 // BADOPT: npu-opt: error: ERR03003 GRAPH option max-ops='many' of pass ascend-fuse is not a int
 // NOOPT: npu-opt: error: ERR03003 GRAPH pass ascend-fuse has no option 'fuel' (options: max-ops, epilogue)
-// SYNTAX: npu-opt: error: unbalanced brackets in pipeline
+// SYNTAX: npu-opt: error: ERR03001 GRAPH unbalanced brackets in pipeline
 // UNKNOWN: npu-opt: error: {{.*}}no-such-pass
-// BOTH: npu-opt: error: give passes either with --pass-pipeline or as flags, not both
+// BOTH: npu-opt: error: ERR03001 GRAPH give passes either with --pass-pipeline or as flags, not both
 #map = affine_map<(d0) -> (d0)>
 func.func @exp(%x: tensor<16xf32>) -> tensor<16xf32> {
   %e = tensor.empty() : tensor<16xf32>

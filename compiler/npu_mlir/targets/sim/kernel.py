@@ -39,6 +39,6 @@ def compile_ascend_kernel(kernel: ir.Operation, block_dim: int | None = None, *,
     try:
         text = kernel_to_linalg(kernel)
     except KernelLoweringError as err:
-        raise SimCompileError(f"kernel {name}: {str(err).removeprefix('ERR03007 GRAPH ')}", code="ERR03007") from err
+        raise SimCompileError(f"kernel {name}: {err.detail}", code=err.code) from err
     return compile_linalg(f"module {{\n{text}\n}}", SimTiling(blocks), name=name, scalar_inputs=scalar_args,
                           input_strides=input_strides, cache_dir=cache_dir)
