@@ -26,6 +26,9 @@ from torch_npu import ops  # noqa: E402  (CPU / fake / autograd kernels of torch
 from torch_npu.ops import *  # noqa: E402,F401,F403  (torch_npu.npu_swiglu, ... as in torch_npu)
 from torch_npu import profiler  # noqa: E402,F401  (torch_npu.profiler.profile, ...)
 from torch_npu import optim  # noqa: E402,F401  (torch_npu.optim.NpuFusedAdamW, ...)
+from torch_npu import multiprocessing as _multiprocessing  # noqa: E402  (npu tensors through torch.multiprocessing)
+
+_multiprocessing.init_reductions()
 from torch_npu.utils.combined_tensors import npu_change_data_ptr  # noqa: E402
 from torch_npu.npu.stream_uses import erase_stream  # noqa: E402
 

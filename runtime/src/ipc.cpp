@@ -388,6 +388,8 @@ aclError ipcExportInUse(const char* key, int64_t* inUse) {
   return ACL_SUCCESS;
 }
 
+bool ipcIsImported(const void* ptr) { return findMemoryRange(ptr).imported; }
+
 int32_t ipcKeyPid(const char* key) {
   IpcBufferDesc d;
   return parseKey(key, &d) ? d.pid : 0;
@@ -450,9 +452,9 @@ aclError ipcOpenEventSlot(const aclrtIpcEventHandle& handle, IpcEventSlot** slot
   return ACL_SUCCESS;
 }
 
-void sharedWait(std::atomic<uint32_t>* word, uint32_t expected, int timeoutMs) {
+void sharedWait(const std::atomic<uint32_t>* word, uint32_t expected, int timeoutMs) {
   struct timespec timeout {timeoutMs / 1000, (timeoutMs % 1000) * 1000000L};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &timeout, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<const uint32_t*>(word), FUTEX_WAIT, expected, &timeout, nullptr, 0);
 }
 
 void sharedWake(std::atomic<uint32_t>* word) {

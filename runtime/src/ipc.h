@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "npurt/acl_rt.h"
+#include "npurt/ipc.h"
 
 namespace npurt {
 
@@ -35,10 +36,5 @@ void ipcReleaseEventSlot(uint32_t index);
 aclError ipcEventHandle(uint32_t index, aclrtIpcEventHandle* handle);
 // The slot a handle names, from this or another process (whose directory stays mapped).
 aclError ipcOpenEventSlot(const aclrtIpcEventHandle& handle, IpcEventSlot** slot);
-
-// Sleeps while *word == expected, at most `timeoutMs`; wakes every sleeper on `word`.
-// Not process-private: the word may be in memory shared with other processes.
-void sharedWait(std::atomic<uint32_t>* word, uint32_t expected, int timeoutMs);
-void sharedWake(std::atomic<uint32_t>* word);
 
 }  // namespace npurt

@@ -40,8 +40,11 @@ def empty_virt_addr_cache() -> None:
 
 
 def ipc_collect() -> None:
-    """Free memory shared with other processes that they no longer use (torch.cuda.ipc_collect).
+    """Free npu memory shared with other processes that they no longer use (torch.cuda.ipc_collect).
 
-    NPU memory is never shared between processes here (IPC handles are not supported),
-    so there is nothing to collect; the call returns at once.
+    A tensor sent to other processes keeps its block after it dies here until every
+    receiver has released it; this returns such blocks to the caching allocator. Returns at once.
     """
+    from torch_npu import _C
+
+    _C._npu_ipc_collect()

@@ -98,27 +98,72 @@ class Event(torch.Event):
             :meth:`elapsed_time` (default: ``False``).
         blocking (bool, optional): accepted for compatibility with torch.cuda.Event;
             :meth:`synchronize` always blocks the calling thread (default: ``False``).
-        interprocess (bool, optional): not supported (default: ``False``).
+        interprocess (bool, optional): whether other processes can open the event from
+            :meth:`ipc_handle` and order their work after it, as torch.cuda's interprocess
+            events; such an event takes no timestamps (default: ``False``).
 
-    The event is created on the device of the stream it is first recorded on.
+    The event is created on the device of the stream it is first recorded on (an
+    interprocess event: on the current device).
     """
 
+    _ipc = None  # the shared-memory runtime event of an interprocess event
+
     def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> "Event":
+        event = super().__new__(cls, device="npu", enable_timing=enable_timing, blocking=blocking)
         if interprocess:
-            raise NotImplementedError("NPU events cannot be shared between processes\n" + pta_error(ErrCode.NOT_SUPPORT))
-        return super().__new__(cls, device="npu", enable_timing=enable_timing, blocking=blocking)
+            if enable_timing:
+                raise ValueError("an interprocess event takes no timestamps: pass enable_timing=False, as with "
+                                 "torch.cuda.Event\n" + pta_error(ErrCode.VALUE))
+            _lazy_init()
+            event._ipc = _C._NpuIpcEvent(_get_device_index(None, optional=True))
+        return event
+
+    @classmethod
+    def from_ipc_handle(cls, device: _DeviceLike, handle: bytes) -> "Event":
+        r"""Open the interprocess event whose :meth:`ipc_handle` another process gave (on ``device``)."""
+        _lazy_init()
+        event = super().__new__(cls, device="npu")
+        event._ipc = _C._NpuIpcEvent(_get_device_index(device, optional=True), handle)
+        return event
+
+    def ipc_handle(self) -> bytes:
+        r"""Return the bytes another process passes to :meth:`from_ipc_handle` to open this event."""
+        if self._ipc is None:
+            raise RuntimeError("ipc_handle: the event was not created with interprocess=True\n"
+                               + pta_error(ErrCode.PARAM))
+        return self._ipc.ipc_handle()
 
     def record(self, stream: torch.Stream | None = None) -> None:
         r"""Record the event on a stream (the current stream if ``None``, the default). Returns at once."""
         if stream is None:
             stream = current_stream()
+        if self._ipc is not None:
+            self._ipc.record(stream.stream_id, stream.device_index)
+            return
         super().record(stream)
 
     def wait(self, stream: torch.Stream | None = None) -> None:
-        r"""Make work queued on ``stream`` (current if ``None``) afterwards wait for this event. Returns at once."""
+        r"""Make work queued on ``stream`` (current if ``None``) afterwards wait for this event. Returns at once.
+
+        For an interprocess event this waits for its latest record in any process.
+        """
         if stream is None:
             stream = current_stream()
+        if self._ipc is not None:
+            self._ipc.wait(stream.stream_id, stream.device_index)
+            return
         super().wait(stream)
+
+    def query(self) -> bool:
+        r"""Return whether the work the event captured has run (True if never recorded). Does not block."""
+        return self._ipc.query() if self._ipc is not None else super().query()
+
+    def synchronize(self) -> None:
+        r"""Block the calling thread until the work the event captured has run."""
+        if self._ipc is not None:
+            self._ipc.synchronize()
+            return
+        super().synchronize()
 
     def elapsed_time(self, end_event: torch.Event) -> float:
         r"""Return the milliseconds between this event and ``end_event``.

@@ -17,6 +17,7 @@
 // still holding it (CUDA's IPC ref counter), and the state of interprocess events.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -49,8 +50,14 @@ aclError ipcDescribe(const void* ptr, size_t size, IpcBufferDesc* desc);
 aclError ipcOpenPeer(const IpcBufferDesc& desc, void** ptr);
 // Whether importers still hold the key this process exported (*inUse = their count).
 aclError ipcExportInUse(const char* key, int64_t* inUse);
+// Whether `ptr` is in memory mapped from another process (its reuse is the exporter's business).
+bool ipcIsImported(const void* ptr);
 // The exporter pid a key names (0 if it is not a key).
 int32_t ipcKeyPid(const char* key);
+// Sleeps while *word == expected, at most `timeoutMs`; wakes every sleeper on `word`.
+// Not process-private (futex without FUTEX_PRIVATE): the word may be in shared memory.
+void sharedWait(const std::atomic<uint32_t>* word, uint32_t expected, int timeoutMs);
+void sharedWake(std::atomic<uint32_t>* word);
 // Counts of this process's IPC state, for tests: segments mapped from other processes,
 // export keys not yet closed, interprocess events alive.
 struct IpcCounts {

@@ -13,6 +13,7 @@
 
 #include "npurt/acl_rt.h"
 #include "npurt/caching_allocator.h"
+#include "npurt/ipc.h"
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
 #include "torch_npu/csrc/core/NpuStream.h"
@@ -121,7 +122,8 @@ class NpuAllocator final : public c10::DeviceAllocator {
   void emptyCache(c10::MempoolId_t /*mempool_id*/) override { NPU_CHECK_ACL(npurt::cacheEmpty(-1)); }
 
   void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
-    if (ptr.get() == nullptr || ptr.get_deleter() == &freePluggableBlock) return;  // the user's allocator decides
+    // The user's allocator decides for its blocks, the exporting process for memory it shared.
+    if (ptr.get() == nullptr || ptr.get_deleter() == &freePluggableBlock || npurt::ipcIsImported(ptr.get())) return;
     NPU_CHECK_ACL(npurt::cacheRecordStream(ptr.get(), nativeStream(stream)));
   }
 
