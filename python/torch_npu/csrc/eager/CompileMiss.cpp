@@ -54,33 +54,6 @@ py::list describeArgs(const OpInfo& info, const torch::jit::Stack& stack, size_t
   return args;
 }
 
-c10::ScalarType dtypeFromMlir(const std::string& name) {
-  static const std::unordered_map<std::string, c10::ScalarType> types = {
-      {"f32", at::kFloat}, {"f16", at::kHalf},  {"bf16", at::kBFloat16}, {"f64", at::kDouble}, {"i64", at::kLong},
-      {"i32", at::kInt},   {"i16", at::kShort}, {"i8", at::kChar},       {"i1", at::kBool}};
-  auto it = types.find(name);
-  TORCH_CHECK(it != types.end(), "compiled kernel has an output of element type ", name,
-              ", which has no torch dtype\n", errCode(SubModule::OPS, ErrCode::TYPE));
-  return it->second;
-}
-
-aclrtKernelFunc loadKernel(const std::string& path, const std::string& symbol) {
-  // Libraries stay loaded for the life of the process: cached records point into them.
-  static std::mutex mutex;
-  static std::unordered_map<std::string, void*> handles;
-  std::lock_guard<std::mutex> lock(mutex);
-  void*& handle = handles[path];
-  if (handle == nullptr) handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  TORCH_CHECK(handle != nullptr, "cannot load compiled kernel ", path, ": ", dlerror(),
-              "\nDelete the file (or the kernel cache directory) to rebuild it.\n",
-              errCode(SubModule::OPS, ErrCode::NOT_FOUND));
-  void* fn = dlsym(handle, symbol.c_str());
-  TORCH_CHECK(fn != nullptr, "compiled kernel ", path, " has no symbol ", symbol,
-              "\nDelete the file (or the kernel cache directory) to rebuild it.\n",
-              errCode(SubModule::OPS, ErrCode::NOT_FOUND));
-  return reinterpret_cast<aclrtKernelFunc>(fn);
-}
-
 std::vector<ArgRef> argRefs(const py::handle& list) {
   std::vector<ArgRef> refs;
   for (const py::handle& item : list) {
@@ -145,6 +118,33 @@ std::shared_ptr<const CacheEntry> unsupported(std::string reason) {
 }
 
 }  // namespace
+
+c10::ScalarType dtypeFromMlir(const std::string& name) {
+  static const std::unordered_map<std::string, c10::ScalarType> types = {
+      {"f32", at::kFloat}, {"f16", at::kHalf},  {"bf16", at::kBFloat16}, {"f64", at::kDouble}, {"i64", at::kLong},
+      {"i32", at::kInt},   {"i16", at::kShort}, {"i8", at::kChar},       {"i1", at::kBool}};
+  auto it = types.find(name);
+  TORCH_CHECK(it != types.end(), "compiled kernel has an output of element type ", name,
+              ", which has no torch dtype\n", errCode(SubModule::OPS, ErrCode::TYPE));
+  return it->second;
+}
+
+aclrtKernelFunc loadKernel(const std::string& path, const std::string& symbol) {
+  // Libraries stay loaded for the life of the process: cached records point into them.
+  static std::mutex mutex;
+  static std::unordered_map<std::string, void*> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  void*& handle = handles[path];
+  if (handle == nullptr) handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  TORCH_CHECK(handle != nullptr, "cannot load compiled kernel ", path, ": ", dlerror(),
+              "\nDelete the file (or the kernel cache directory) to rebuild it.\n",
+              errCode(SubModule::OPS, ErrCode::NOT_FOUND));
+  void* fn = dlsym(handle, symbol.c_str());
+  TORCH_CHECK(fn != nullptr, "compiled kernel ", path, " has no symbol ", symbol,
+              "\nDelete the file (or the kernel cache directory) to rebuild it.\n",
+              errCode(SubModule::OPS, ErrCode::NOT_FOUND));
+  return reinterpret_cast<aclrtKernelFunc>(fn);
+}
 
 MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase, const std::string& key) {
   auto start = std::chrono::steady_clock::now();

@@ -13,6 +13,11 @@ struct MissResult {
   std::vector<int> bakedArgs;               // arguments whose values the kernel was built for
 };
 
+// The torch dtype of a compiled kernel's MLIR element type ("f32" -> Float); raises for others.
+c10::ScalarType dtypeFromMlir(const std::string& name);
+// The kernel `symbol` of the compiled library at `path`, loaded once for the life of the process.
+aclrtKernelFunc loadKernel(const std::string& path, const std::string& symbol);
+
 // Takes the GIL. `key` is the call's structural key; compile time is added to the op's stats.
 MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase, const std::string& key);
 
