@@ -3,6 +3,7 @@
 Run as `python -m npu_mlir.tools.compile_worker` (torch_npu/eager/workers.py starts the pool): it
 needs only torch and npu_mlir, and must not load the device runtime. Frames on the protocol pipe are a 4-byte
 little-endian length and a pickle: request dict in, ("ok", metadata) or ("error", message) out.
+A request with kind "graph" is a whole torch.compile graph (frontend/fx_graph.py), else one eager call.
 A crash of MLIR (SIGFPE, LLVM ERROR) ends only this process; the pool in workers.py notices.
 """
 
@@ -30,7 +31,9 @@ def main() -> int:
     reply = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
-    from npu_mlir.frontend import kernel_build  # after the dup2: its imports may print
+    from npu_mlir.frontend import fx_graph, kernel_build  # after the dup2: their imports may print
+
+    builders = {"graph": fx_graph.build, "op": kernel_build.build}
 
     reply.write(struct.pack("<I", 0))  # ready
     reply.flush()
@@ -41,7 +44,7 @@ def main() -> int:
         except EOFError:
             return 0
         try:
-            answer = ("ok", kernel_build.build(request))
+            answer = ("ok", builders[request.get("kind", "op")](request))
         except Exception as err:  # a rejected op is an answer, not a worker failure
             answer = ("error", f"{type(err).__name__}: {err}"[:4000] or traceback.format_exc())
         data = pickle.dumps(answer)

@@ -1,0 +1,83 @@
+#include "torch_npu/csrc/graph/CompiledGraph.h"
+
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/core/NpuAllocator.h"
+#include "torch_npu/csrc/core/NpuStream.h"
+
+namespace torch_npu::graph {
+namespace {
+
+// Intermediates start on the alignment a kernel's copy_in expects of a GM address (DESIGN.md 3).
+constexpr int64_t kTempAlign = 512;
+
+at::Tensor emptyNpu(c10::IntArrayRef sizes, c10::ScalarType dtype) {
+  return at::detail::empty_generic(sizes, npuAllocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype,
+                                   std::nullopt);
+}
+
+}  // namespace
+
+CompiledGraph::CompiledGraph(eager::KernelRecord record, std::vector<int> aliases, size_t inputCount)
+    : record_(std::move(record)), aliases_(std::move(aliases)), inputCount_(inputCount) {
+  TORCH_CHECK(aliases_.size() == record_.outputs.size(), "a compiled graph has ", record_.outputs.size(),
+              " outputs but ", aliases_.size(), " alias entries\n", errCode(SubModule::GRAPH, ErrCode::INTERNAL));
+  for (int64_t bytes : record_.tempBytes) {
+    tempOffsets_.push_back(arenaBytes_);
+    arenaBytes_ += (bytes + kTempAlign - 1) / kTempAlign * kTempAlign;
+  }
+}
+
+std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs,
+                                           const std::vector<uint64_t>& params) const {
+  TORCH_CHECK(inputs.size() == inputCount_, "the compiled graph takes ", inputCount_, " tensors, got ",
+              inputs.size(), "\n", errCode(SubModule::GRAPH, ErrCode::PARAM));
+  c10::Device device(c10::DeviceType::PrivateUse1, 0);
+  for (const at::Tensor& t : inputs) {
+    TORCH_CHECK(t.defined() && t.device().type() == c10::DeviceType::PrivateUse1,
+                "every input of a compiled npu graph must be an npu tensor\n",
+                errCode(SubModule::GRAPH, ErrCode::PARAM));
+    device = t.device();
+  }
+  c10::DeviceGuard guard(device);
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(record_.outputs.size());
+  for (size_t j = 0; j < record_.outputs.size(); ++j) {
+    const eager::OutputSpec& spec = record_.outputs[j];
+    outputs.push_back(aliases_[j] >= 0 ? inputs[aliases_[j]] : emptyNpu(spec.sizes, spec.dtype));
+  }
+  // One block for every intermediate; freed at return, before the launches run: the caching
+  // allocator hands it out again only in stream order.
+  at::Tensor arena = arenaBytes_ > 0 ? emptyNpu({arenaBytes_}, at::kByte) : at::Tensor();
+  auto* base = arena.defined() ? static_cast<char*>(arena.data_ptr()) : nullptr;
+  aclrtStream stream = nativeStream(getCurrentStream(device.index()));
+  std::vector<uint64_t> slots;
+  for (const eager::Launch& launch : record_.launches) {
+    slots.clear();
+    for (const eager::LaunchArg& arg : launch.args) {
+      switch (arg.kind) {
+        case eager::LaunchArg::Kind::Input:
+          slots.push_back(reinterpret_cast<uint64_t>(inputs[arg.index].const_data_ptr()));
+          break;
+        case eager::LaunchArg::Kind::Output:
+          slots.push_back(reinterpret_cast<uint64_t>(outputs[arg.index].data_ptr()));
+          break;
+        case eager::LaunchArg::Kind::Temp:
+          slots.push_back(reinterpret_cast<uint64_t>(base + tempOffsets_[arg.index]));
+          break;
+        case eager::LaunchArg::Kind::Param:
+          TORCH_CHECK(static_cast<size_t>(arg.index) < params.size(), "the compiled graph needs scalar parameter ",
+                      arg.index, ", got ", params.size(), "\n", errCode(SubModule::GRAPH, ErrCode::PARAM));
+          slots.push_back(params[arg.index]);
+          break;
+      }
+    }
+    NPU_CHECK_ACL(aclrtLaunchKernel(launch.fn, launch.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
+                                    launch.symbol.c_str(), stream));
+  }
+  return outputs;
+}
+
+}  // namespace torch_npu::graph

@@ -1,0 +1,59 @@
+"""The "npu-mlir" torch.compile backend: Dynamo graph -> AOTAutograd -> whole graphs through npu_mlir.
+
+AOTAutograd traces each Dynamo graph to core ATen (DECOMPOSITIONS), splits training graphs into a
+forward and a backward graph with the min-cut rematerializing partitioner (it recomputes cheap
+activations in the backward instead of saving them), and hands each graph to its compiler below;
+inference graphs keep their input mutations (running statistics, optimizer state) in the graph.
+Each graph becomes compiled pieces run by C++ and, where the compiler refuses nodes, eager npu ops
+between them (splitting.py). Registered through the `torch_dynamo_backends` entry point of
+pyproject.toml, which Dynamo loads on the first torch.compile(backend="npu-mlir"), with or without
+`import torch_npu` first; the package never registers it a second time.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+from torch._decomp import core_aten_decompositions
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+from torch_npu.dynamo import device_interface, stats
+from torch_npu.dynamo.splitting import compile_graph
+
+# Core ATen: what torch-mlir's importer and the eager path's retraces (applied again in the worker) take.
+DECOMPOSITIONS = core_aten_decompositions()
+
+
+def _compiler(kind: str) -> Callable:
+    def compiler(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
+        stats.count(f"{kind}_graphs")
+        run = compile_graph(gm, example_inputs)
+
+        def boxed(args: list) -> Any:  # AOTAutograd's boxed calling convention: one list of inputs
+            return run(args)
+
+        boxed._boxed_call = True
+        return boxed
+
+    compiler.__name__ = f"npu_mlir_{kind}_compiler"
+    return compiler
+
+
+forward_compiler = _compiler("forward")
+backward_compiler = _compiler("backward")
+inference_compiler = _compiler("inference")
+
+_aot = aot_autograd(fw_compiler=forward_compiler, bw_compiler=backward_compiler,
+                    inference_compiler=inference_compiler, partition_fn=min_cut_rematerialization_partition,
+                    decompositions=DECOMPOSITIONS, keep_inference_input_mutations=True)
+
+
+def npu_mlir(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
+    """torch.compile(backend="npu-mlir"): compile a Dynamo graph for npu tensors."""
+    device_interface.register()
+    compile_id = torch._guards.CompileContext.current_compile_id()
+    if compile_id is not None and compile_id.frame_compile_id:
+        stats.count("recompiles")
+    return _aot(gm, example_inputs, **kwargs)

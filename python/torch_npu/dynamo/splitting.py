@@ -1,0 +1,145 @@
+"""Graph splits: the nodes npu_mlir cannot lower run as eager npu ops, the rest is compiled.
+
+First by capability (torch.fx's CapabilityBasedPartitioner): random ops, mutating ops and anything
+that is not an aten/prims operator stay out of compiled pieces. Then by rejection: a piece the
+compiler refuses is bisected (split_module into its first and second half, each compiled again) down
+to single nodes, which run eagerly; their op is remembered so later graphs split around it at once.
+Every eager node is counted in compile_stats()["split_nodes"] with the compiler's reason, and the
+first one of each op warns. Nothing is handed to Inductor, and a graph is never run eagerly whole
+unless every one of its nodes was refused.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any, Callable, Sequence
+
+import torch
+from torch._guards import detect_fake_mode
+from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupport
+from torch.fx.passes.split_module import split_module
+
+from npu_mlir.frontend.fx_graph import GraphDescriptionError, target_name
+from torch_npu.dynamo import stats
+from torch_npu.dynamo.executable import GraphExecutable
+from torch_npu.eager.workers import CompileRejected, WorkerCrashed
+
+_refused: dict[str, str] = {}  # op -> the compiler's reason, for the rest of the process
+
+
+def _why_not(node: torch.fx.Node) -> str | None:
+    """Why `node` cannot be in a compiled piece, or None."""
+    try:
+        name = target_name(node.target)
+    except GraphDescriptionError as err:
+        return str(err)
+    if name in _refused:
+        return _refused[name]
+    if isinstance(node.target, torch._ops.OpOverload):
+        if node.target._schema.is_mutable:
+            return "it writes one of its arguments in place"
+        if torch.Tag.nondeterministic_seeded in node.target.tags:
+            return "it draws random numbers (not in compiled graphs yet)"
+    return None
+
+
+class _Compilable(OperatorSupport):
+    def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
+        return node.op == "call_function" and _why_not(node) is None
+
+
+def _node_name(node: torch.fx.Node) -> str:
+    try:
+        return target_name(node.target)
+    except GraphDescriptionError:
+        return str(node.target)
+
+
+def _run_eagerly(node: torch.fx.Node, reason: str) -> None:
+    if node.target is operator.getitem:
+        return
+    op = _node_name(node)
+    if stats.note_split(op, reason):
+        warnings.warn(f"torch.compile(backend='npu-mlir'): {op} runs as an eager npu op, splitting the graph "
+                      f"({reason}); torch.npu.compile_stats()['split_nodes'] lists every such op.", stacklevel=2)
+
+
+def _split(gm: torch.fx.GraphModule, examples: Sequence[Any], part: dict[torch.fx.Node, int]) -> torch.fx.GraphModule:
+    """gm as calls of submodules submod_<part>, each call node carrying its inputs' fake values."""
+    split = split_module(gm, None, lambda n: part[n], keep_original_order=True)
+    mode = detect_fake_mode(examples)
+    if mode is None:
+        mode = torch._subclasses.FakeTensorMode(allow_non_fake_inputs=True)
+        examples = [mode.from_tensor(e) if isinstance(e, torch.Tensor) else e for e in examples]
+    with mode:
+        FakeTensorProp(split, mode).propagate_dont_convert_inputs(*examples)
+    return split
+
+
+def _pieces(split: torch.fx.GraphModule, compile_child: Callable) -> None:
+    """Replace each submodule of `split` by compile_child(name, submodule, its inputs' fake values)."""
+    for node in split.graph.nodes:
+        if node.op == "call_module":
+            examples = [a.meta["val"] for a in node.args]
+            setattr(split, node.target, _Piece(compile_child(node.target, getattr(split, node.target), examples)))
+
+
+class _Piece(torch.nn.Module):
+    """A compiled (or eager) piece called from the split graph's code."""
+
+    def __init__(self, run: Callable[[list], Any]) -> None:
+        super().__init__()
+        self.run = run
+
+    def forward(self, *args: Any) -> Any:
+        return self.run(list(args))
+
+
+def _eager(gm: torch.fx.GraphModule) -> Callable[[list], Any]:
+    return lambda args: gm(*args)
+
+
+def compile_or_bisect(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Callable[[list], Any]:
+    """gm compiled whole, else its halves (recursively); a single refused node runs eagerly."""
+    try:
+        return GraphExecutable(gm, examples)
+    except (CompileRejected, WorkerCrashed, GraphDescriptionError) as err:
+        reason = str(err).strip().splitlines()[-1][:300] if str(err).strip() else type(err).__name__
+        compute = [n for n in gm.graph.nodes if n.op == "call_function"]
+        if len(compute) <= 1:
+            for node in compute:
+                _refused[_node_name(node)] = reason
+                _run_eagerly(node, reason)
+            return _eager(gm)
+        middle = len(compute) // 2
+        part = {n: int(i >= middle) for i, n in enumerate(compute)}
+        for n in gm.graph.nodes:
+            part.setdefault(n, 0)
+        split = _split(gm, examples, part)
+        _pieces(split, lambda name, child, child_examples: compile_or_bisect(child, child_examples))
+        return _eager(split)
+
+
+def compile_graph(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Callable[[list], Any]:
+    """An AOT graph as compiled pieces and eager nodes; called with the graph's inputs as a list."""
+    if all(node.op != "call_function" or _why_not(node) is None for node in gm.graph.nodes):
+        return compile_or_bisect(gm, examples)
+    partitions = CapabilityBasedPartitioner(gm, _Compilable(), allows_single_node_partition=True).propose_partitions()
+    part: dict[torch.fx.Node, int] = {}
+    for p, partition in enumerate(partitions):
+        for node in partition.nodes:
+            part[node] = p
+    # Each node left out is a piece of its own that runs eagerly.
+    for node in gm.graph.nodes:
+        if node.op not in ("placeholder", "output") and node not in part:
+            part[node] = len(partitions) + len(part)
+            reason = _why_not(node) if node.op == "call_function" else f"a {node.op} node"
+            _run_eagerly(node, reason or "outside every compiled piece")
+    compiled = {part[n] for partition in partitions for n in partition.nodes}
+    split = _split(gm, examples, part)
+    _pieces(split, lambda name, child, child_examples: compile_or_bisect(child, child_examples)
+            if int(name.removeprefix("submod_")) in compiled else _eager(child))
+    return _eager(split)

@@ -1,0 +1,47 @@
+"""The npu-mlir backend's counters: what `torch.npu.compile_stats()` reports."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+_lock = threading.Lock()
+_stats: dict[str, Any] = {}
+
+
+def reset_compile_stats() -> None:
+    """Zero every counter and forget the split nodes."""
+    with _lock:
+        _stats.clear()
+        _stats.update(forward_graphs=0, backward_graphs=0, inference_graphs=0, graphs_compiled=0, cache_hits=0, cache_misses=0, compile_ms=0.0, recompiles=0, kernels=0,
+                      split_nodes={})
+
+
+reset_compile_stats()
+
+
+def count(name: str, amount: float = 1) -> None:
+    with _lock:
+        _stats[name] += amount
+
+
+def note_split(op: str, reason: str) -> bool:
+    """Count one node of `op` that runs as an eager npu op; True the first time `op` is seen."""
+    with _lock:
+        row = _stats["split_nodes"].setdefault(op, {"count": 0, "reason": reason})
+        row["count"] += 1
+        return row["count"] == 1
+
+
+def compile_stats() -> dict[str, Any]:
+    """A snapshot of the npu-mlir torch.compile backend's counters.
+
+    graphs_compiled: AOT graphs (or their compiled pieces) turned into executables; cache_hits /
+    cache_misses: of those, loaded from the kernel cache / built by a compile worker; compile_ms: time in
+    the compile workers; recompiles: Dynamo frames compiled again (a new shape or a failed guard);
+    kernels: kernel launches across the executables; split_nodes: per aten op, the nodes that run as
+    eager npu ops instead (count, and the compiler's reason).
+    """
+    with _lock:
+        return copy.deepcopy(_stats)
