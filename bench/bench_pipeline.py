@@ -73,6 +73,18 @@ def _twin_compiles(source: dict, work: Path) -> bool:
     return ok
 
 
+def kernel_kind(source: dict) -> str:
+    """The fusion kind ascend-fuse gave the kernel; for an opaque one, the upstream ops it holds."""
+    text = source["tiled_mlir"]
+    fusion = re.search(r'fusion = "(\w+)"', text)
+    kind = fusion.group(1) if fusion else "?"
+    if kind == "opaque":
+        reason = re.search(r'reason = "([^"]*) has no vector tiling"', text)
+        ops = [o for o in (reason.group(1).split(", ") if reason else []) if o not in ("tensor.empty", "linalg.fill")]
+        kind += f" ({', '.join(ops) or '?'})"
+    return kind
+
+
 def report(result: dict, peer: dict | None, twin: int) -> None:
     records = result["records"]
     on_pipeline = [r for r in records if r["path"] == "pipeline"]
@@ -99,6 +111,14 @@ def report(result: dict, peer: dict | None, twin: int) -> None:
     missing = collections.Counter(s["ascendc_error"].split("(")[-1][:90] for s in kernels.values() if not s["ascendc"])
     for why, n in missing.most_common(6):
         print(f"  {n:4d} x no AscendC: {why}")
+    by_kind = collections.defaultdict(lambda: [0, 0])
+    for s in kernels.values():
+        by_kind[kernel_kind(s)][0] += 1
+        by_kind[kernel_kind(s)][1] += bool(s["ascendc"])
+    print("kernel kinds below 100% AscendC (kind: emitted/distinct):")
+    for kind, (n, ok) in sorted(by_kind.items(), key=lambda kv: kv[1][1] - kv[1][0]):
+        if ok < n:
+            print(f"  {kind}: {ok}/{n}")
     print(f"calls: {result['pipeline']}/{result['compiled']} compiled eager calls ran a pipeline record "
           f"({100 * result['pipeline'] / max(1, result['compiled']):.0f}%)")
     med = lambda rs: statistics.median(r["compile_ms"] for r in rs) if rs else float("nan")
