@@ -108,6 +108,47 @@ def test_fixpipe_nd_num_splits_the_output(kernels, tmp_path):
     np.testing.assert_allclose(c.reshape(2, 48, 16), np.stack([want[:, :16], want[:, 16:]]), rtol=1e-4, atol=1e-4)
 
 
+def test_fixpipe_to_nz_layout(kernels, tmp_path):
+    # CFG_NZ: no NZ2ND, C lands as [N / 16][M][16], dstStride 32-byte blocks between column groups.
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((48, 64)).astype(np.float16), rng.standard_normal((64, 32)).astype(np.float16)
+    (c,), _ = run(kernels, tmp_path, "matmul_nz_out", 1, [a, b], [(48 * 32, np.float32)])
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.reshape(2, 48, 16), want.reshape(48, 2, 16).transpose(1, 0, 2), rtol=1e-4, atol=1e-4)
+
+
+def _int8_operands():
+    rng = np.random.default_rng(5)
+    a = rng.integers(-128, 128, (32, 64), dtype=np.int8)
+    b = rng.integers(-128, 128, (64, 32), dtype=np.int8)
+    return a, b, a.astype(np.int64) @ b.astype(np.int64)
+
+
+def _scale_words(scales: np.ndarray) -> np.ndarray:
+    # AscendC's quant-scale word: a float's bits in the low 32 bits of a uint64.
+    return scales.astype(np.float32).view(np.uint32).astype(np.uint64)
+
+
+def test_int8_matmul_accumulates_exactly_in_int32(kernels, tmp_path):
+    a, b, want = _int8_operands()
+    (c,), _ = run(kernels, tmp_path, "matmul_i8_s32", 1, [a, b, np.zeros(32, np.uint64)], [(32 * 32, np.int32)])
+    np.testing.assert_array_equal(c.reshape(32, 32), want)
+
+
+@pytest.mark.parametrize("name", ["matmul_i8_deq", "matmul_i8_vdeq", "matmul_i8_req"])
+def test_int8_matmul_fixpipe_dequantizes(kernels, tmp_path, name):
+    a, b, acc = _int8_operands()
+    per_channel = np.linspace(1 / 128, 1 / 16, 32).astype(np.float32)
+    out_dtype = np.int8 if name == "matmul_i8_req" else np.float16
+    (c,), _ = run(kernels, tmp_path, name, 1, [a, b, _scale_words(per_channel)], [(32 * 32, out_dtype)])
+    if name == "matmul_i8_req":   # REQ8: int32 * 1/256, rounded to nearest even, saturated to int8
+        want = np.clip(np.rint(acc * np.float32(1 / 256)), -128, 127).astype(np.int8)
+        np.testing.assert_array_equal(c.reshape(32, 32), want)
+        return
+    scale = per_channel if name == "matmul_i8_vdeq" else np.float32(1 / 64)   # VDEQF16: one scale per column
+    np.testing.assert_allclose(c.reshape(32, 32).astype(np.float64), (acc * scale).astype(np.float16), rtol=1e-3)
+
+
 def test_cube_l0b_needs_the_transposing_load(kernels, tmp_path):
     # A [k, n] B loaded into L0B without ifTranspose is wrong on a 910B, and so on the twin.
     rng = np.random.default_rng(3)

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace AscendC;
@@ -180,7 +181,8 @@ extern "C" __global__ __aicore__ void cmp_select(GM_ADDR x, GM_ADDR y, GM_ADDR z
 // C[M, N] (fp32) = A[M, K] * B (fp16), B stored [K, N] (TRANS_B false) or [N, K] (true).
 // FLIP loads a [K, N] B without the transpose - the bug the twin used to hide.
 // SPLIT_ND writes C as two [M, N / 2] ND matrices one after the other (Fixpipe ndNum 2).
-template <bool TRANS_B, bool FLIP = false, bool SPLIT_ND = false>
+// NZ_OUT writes C in NZ (CFG_NZ): [N / 16][M][16].
+template <bool TRANS_B, bool FLIP = false, bool SPLIT_ND = false, bool NZ_OUT = false>
 class KernelMatmul {
   static constexpr int32_t M = 48, K = 64, N = 32;
   static constexpr int32_t M1 = M / 16, K1 = K / 16, N1 = N / 16, FRAC = 256;
@@ -273,7 +275,12 @@ class KernelMatmul {
     p.ndNum = SPLIT_ND ? 2 : 1;
     p.srcNdStride = SPLIT_ND ? M1 * (N / 2 / 16) : 0;  // 1024-byte L0C fractals between the halves
     p.dstNdStride = SPLIT_ND ? M * N / 2 : 0;
-    Fixpipe(cGm, c1, p);
+    if constexpr (NZ_OUT) {
+      p.dstStride = M * 16 * sizeof(float) / 32;  // 32-byte blocks between 16-column groups
+      Fixpipe<float, float, CFG_NZ>(cGm, c1, p);
+    } else {
+      Fixpipe(cGm, c1, p);
+    }
     outQueueCO1.FreeTensor(c1);
   }
 
@@ -299,6 +306,11 @@ extern "C" __global__ __cube__ void matmul_nt(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
 }
 extern "C" __global__ __cube__ void matmul_split_nd(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
   KernelMatmul<false, false, true> op;
+  op.Init(a, b, c);
+  op.Process();
+}
+extern "C" __global__ __cube__ void matmul_nz_out(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  KernelMatmul<false, false, false, true> op;
   op.Init(a, b, c);
   op.Process();
 }
@@ -464,6 +476,109 @@ extern "C" __global__ __aicore__ void assert_and_print(GM_ADDR x) {
   ascendc_assert(GetBlockIdx() < 1, "block %d has no work", static_cast<int>(GetBlockIdx()));
 }
 
+
+// ---------------------------------------------------------------- cube: int8 matmul, quantized Fixpipe
+// C[M, N] = A[M, K] (int8) * B[K, N] (int8), int32 on L0C (C0 = 32: 16 x 32 fractals), B loaded into
+// L0B by LoadDataWithTranspose (two 16 x 32 fractals per 32 x 32 square). Fixpipe writes C as int32
+// (NoQuant), half (DEQF16, scale 1/64), half per channel (VDEQF16, scales from GM via L1, an MTE2 -> FIX flag) or int8
+// (REQ8, scale 1/256).
+enum class I8Out { S32, DEQ, VDEQ, REQ };
+template <I8Out OUT>
+class KernelMatmulInt8 {
+  static constexpr int32_t M = 32, K = 64, N = 32, C0 = 32;
+  static constexpr int32_t M1 = M / 16, K1 = K / C0, N1 = N / 16, FRAC = 512;
+  using CType = std::conditional_t<OUT == I8Out::S32, int32_t, std::conditional_t<OUT == I8Out::REQ, int8_t, half>>;
+
+ public:
+  __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR scales, GM_ADDR c) {
+    aGm.SetGlobalBuffer((__gm__ int8_t*)a, M * K);
+    bGm.SetGlobalBuffer((__gm__ int8_t*)b, K * N);
+    scaleGm.SetGlobalBuffer((__gm__ uint64_t*)scales, N);
+    cGm.SetGlobalBuffer((__gm__ CType*)c, M * N);
+    pipe.InitBuffer(inQueueA1, 1, M * K);
+    pipe.InitBuffer(inQueueB1, 1, K * N);
+    pipe.InitBuffer(scaleBuf, N * sizeof(uint64_t));
+    pipe.InitBuffer(inQueueA2, 1, M * K);
+    pipe.InitBuffer(inQueueB2, 1, K * N);
+    pipe.InitBuffer(outQueueCO1, 1, M * N * sizeof(int32_t));
+  }
+  __aicore__ inline void Process() {
+    LocalTensor<int8_t> a1 = inQueueA1.AllocTensor<int8_t>();
+    LocalTensor<int8_t> b1 = inQueueB1.AllocTensor<int8_t>();
+    DataCopy(a1, aGm, Nd2NzParams(1, M, K, 0, K, M, 1, 0));
+    DataCopy(b1, bGm, Nd2NzParams(1, K, N, 0, N, K, 1, 0));
+    inQueueA1.EnQue(a1);
+    inQueueB1.EnQue(b1);
+    if constexpr (OUT == I8Out::VDEQ) {
+      // An A1 queue orders MTE2 before MTE1; the scales are read by FIX, which needs its own flag.
+      DataCopy(scaleBuf.Get<uint64_t>(), scaleGm, N);
+      SetFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
+    }
+
+    a1 = inQueueA1.DeQue<int8_t>();
+    LocalTensor<int8_t> a2 = inQueueA2.AllocTensor<int8_t>();
+    for (int32_t i = 0; i < M1; ++i) LoadData(a2[i * 16 * K], a1[i * FRAC], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
+    inQueueA2.EnQue(a2);
+    inQueueA1.FreeTensor(a1);
+
+    b1 = inQueueB1.DeQue<int8_t>();
+    LocalTensor<int8_t> b2 = inQueueB2.AllocTensor<int8_t>();
+    // Square (kb, column group g) of the NZ B is square index g * K1 + kb; its transpose is the
+    // L0B fractals (kb, 2g) and (kb, 2g + 1), side by side.
+    for (int32_t kb = 0; kb < K1; ++kb)
+      LoadDataWithTranspose(b2[kb * N1 * FRAC], b1, LoadData2dTransposeParams(kb, N / C0, K1, 1, 0));
+    inQueueB2.EnQue(b2);
+    inQueueB1.FreeTensor(b1);
+
+    a2 = inQueueA2.DeQue<int8_t>();
+    b2 = inQueueB2.DeQue<int8_t>();
+    LocalTensor<int32_t> c1 = outQueueCO1.AllocTensor<int32_t>();
+    Mmad(c1, a2, b2, MmadParams(M, N, K, 0, false, true));
+    outQueueCO1.EnQue(c1);
+    inQueueA2.FreeTensor(a2);
+    inQueueB2.FreeTensor(b2);
+
+    c1 = outQueueCO1.DeQue<int32_t>();
+    FixpipeParamsV220 p(N, M, M, N, false);
+    if constexpr (OUT == I8Out::DEQ || OUT == I8Out::REQ) {
+      float scale = OUT == I8Out::DEQ ? 1.0f / 64 : 1.0f / 256;
+      p.quantPre = OUT == I8Out::DEQ ? QuantMode_t::DEQF16 : QuantMode_t::REQ8;
+      p.deqScalar = static_cast<uint64_t>(*reinterpret_cast<int32_t*>(&scale));
+    }
+    if constexpr (OUT == I8Out::VDEQ) {
+      p.quantPre = QuantMode_t::VDEQF16;
+      WaitFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
+      Fixpipe(cGm, c1, scaleBuf.Get<uint64_t>(), p);
+    } else {
+      Fixpipe(cGm, c1, p);
+    }
+    outQueueCO1.FreeTensor(c1);
+  }
+
+ private:
+  TPipe pipe;
+  TQue<QuePosition::A1, 1> inQueueA1;
+  TBuf<TPosition::A1> scaleBuf;
+  TQue<QuePosition::B1, 1> inQueueB1;
+  TQue<QuePosition::A2, 1> inQueueA2;
+  TQue<QuePosition::B2, 1> inQueueB2;
+  TQue<QuePosition::CO1, 1> outQueueCO1;
+  GlobalTensor<int8_t> aGm, bGm;
+  GlobalTensor<uint64_t> scaleGm;
+  GlobalTensor<CType> cGm;
+};
+
+#define INT8_MATMUL(name, out)                                                               \
+  extern "C" __global__ __cube__ void name(GM_ADDR a, GM_ADDR b, GM_ADDR scales, GM_ADDR c) { \
+    KernelMatmulInt8<out> op;                                                                \
+    op.Init(a, b, scales, c);                                                                \
+    op.Process();                                                                            \
+  }
+INT8_MATMUL(matmul_i8_s32, I8Out::S32)
+INT8_MATMUL(matmul_i8_deq, I8Out::DEQ)
+INT8_MATMUL(matmul_i8_vdeq, I8Out::VDEQ)
+INT8_MATMUL(matmul_i8_req, I8Out::REQ)
+
 // ---------------------------------------------------------------- host
 using Launcher = std::function<void(std::vector<uint8_t*>&, uint32_t, aclrtStream)>;
 
@@ -475,6 +590,12 @@ static const std::map<std::string, Launcher>& Kernels() {
       {"matmul_nn", [](auto& a, uint32_t d, aclrtStream s) { matmul_nn<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_split_nd", [](auto& a, uint32_t d, aclrtStream s) { matmul_split_nd<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"matmul_nz_out", [](auto& a, uint32_t d, aclrtStream s) { matmul_nz_out<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"matmul_i8_s32", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_s32<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"matmul_i8_deq", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_deq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"matmul_i8_vdeq",
+       [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_vdeq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"matmul_i8_req", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_req<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_nn_flipped",
        [](auto& a, uint32_t d, aclrtStream s) { matmul_nn_flipped<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"mix_matmul_relu",

@@ -1,6 +1,6 @@
 // Cube-unit subset: GM -> L1 (DataCopy Nd2Nz), L1 -> L0A / L0B (LoadData, LoadDataWithTranspose),
 // Mmad into L0C, Fixpipe L0C -> GM or L1. A fractal is 512 bytes; C0 = 32 / sizeof(T) elements
-// (16 for fp16/bf16, 8 for fp32). The layouts are the hardware's (AscendC Mmad documentation):
+// (16 for fp16/bf16, 8 for fp32, 32 for int8: int8 x int8 accumulates exactly in int32 on L0C). The layouts are the hardware's (AscendC Mmad documentation):
 //   L1 (Nd2Nz)  NZ: column groups of C0, each holding its rows one after the other:
 //               (r, c) at (c / C0) * dstNzC0Stride * C0 + r * dstNzNStride * C0 + c % C0
 //   L0A  A[m][k] "zZ": 16 x C0 fractals, row-major between and inside:
@@ -14,7 +14,10 @@
 // reaches it through a plain one - the reverse of A.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace AscendC {
 
@@ -155,17 +158,21 @@ struct LoadData2dTransposeParams {
   uint8_t addrMode = 0;
 };
 
-// L1 -> L0A / L0B on MTE1 with a transpose, for 16- and 32-bit types. 16-bit: each iteration
-// transposes one 16 x 16 fractal. 32-bit: each iteration takes two consecutive 16 x 8 fractals as
-// the left and right halves of a 16 x 16 square, transposes the square and writes its left and
-// right halves as two 16 x 8 fractals, dstFracGap apart.
+// L1 -> L0A / L0B on MTE1 with a transpose (AscendC's LoadDataWithTranspose, per its documentation).
+// 16-bit: each iteration transposes one 16 x 16 fractal. 32-bit: each iteration takes two consecutive
+// 16 x 8 fractals as the left and right halves of a 16 x 16 square (the only way two 16 x 8 make a
+// square), transposes it and writes its left and right halves as two 16 x 8 fractals, dstFracGap
+// apart. 8-bit: two consecutive 16 x 32 fractals are the top and bottom halves of a 32 x 32 square,
+// transposed and written back as its top and bottom 16 x 32 halves. srcStride counts squares.
 template <typename T>
 inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                   const LoadData2dTransposeParams& p, TwinLoc loc = {}) {
   TwinCheckSpace(src.GetPosition(), {TPosition::A1}, "LoadDataWithTranspose source", loc);
   TwinCheckSpace(dst.GetPosition(), {TPosition::A2, TPosition::B2}, "LoadDataWithTranspose destination", loc);
-  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "the twin's LoadDataWithTranspose models 16- and 32-bit types");
-  constexpr uint32_t frac = 512 / sizeof(T), fracs = sizeof(T) / 2;  // fractals per square
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                "LoadDataWithTranspose takes 8-, 16- and 32-bit types");
+  constexpr uint32_t frac = 512 / sizeof(T), fracs = sizeof(T) == 2 ? 1 : 2;  // fractals per square
+  constexpr uint32_t side = sizeof(T) == 1 ? 32 : 16;                          // square side, elements
   twin::CheckLocalAlign(dst.GetPhyAddr(), 512, "LoadDataWithTranspose destination (L0A/L0B)", loc);
   twin::Op op(twin::MTE1, loc, "LoadDataWithTranspose");
   for (uint32_t r = 0; r < p.repeatTimes; ++r) {
@@ -178,19 +185,19 @@ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T
     op.Read(src.GetPhyAddr() + s, fracs * 512);
     op.Write(dst.GetPhyAddr() + d0, 512);
     if (fracs == 2) op.Write(dst.GetPhyAddr() + d1, 512);
-    if (fracs == 1) {
-      for (uint32_t i = 0; i < 256; ++i)
-        dst.TwinSet(static_cast<uint32_t>(d0 + i), src.TwinGet(static_cast<uint32_t>(s + (i % 16) * 16 + i / 16)));
-      continue;
-    }
-    // square[row][col] = col < 8 ? F0[row][col] : F1[row][col - 8]; out = square^T.
-    T square[16][16];
-    for (uint32_t row = 0; row < 16; ++row)
-      for (uint32_t col = 0; col < 16; ++col)
-        square[row][col] = src.TwinGet(static_cast<uint32_t>(s + (col / 8) * frac + row * 8 + col % 8));
-    for (uint32_t row = 0; row < 16; ++row)
-      for (uint32_t col = 0; col < 16; ++col)
-        dst.TwinSet(static_cast<uint32_t>((col < 8 ? d0 : d1) + row * 8 + col % 8), square[col][row]);
+    // Where element (row, col) of the square lives, as an offset from a fractal pair's start.
+    auto at = [](uint32_t row, uint32_t col, uint64_t first, uint64_t second) -> uint64_t {
+      if constexpr (sizeof(T) == 2) return first + row * 16 + col;
+      else if constexpr (sizeof(T) == 4) return (col < 8 ? first : second) + row * 8 + col % 8;
+      else return (row < 16 ? first : second) + (row % 16) * 32 + col;
+    };
+    T square[side][side];
+    for (uint32_t row = 0; row < side; ++row)
+      for (uint32_t col = 0; col < side; ++col)
+        square[row][col] = src.TwinGet(static_cast<uint32_t>(at(row, col, s, s + frac)));
+    for (uint32_t row = 0; row < side; ++row)
+      for (uint32_t col = 0; col < side; ++col)
+        dst.TwinSet(static_cast<uint32_t>(at(row, col, d0, d1)), square[col][row]);
   }
 }
 
@@ -226,6 +233,11 @@ inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTe
   TwinCheckSpace(b.GetPosition(), {TPosition::B2}, "Mmad B", loc);
   if (p.isBias || p.cmatrixSource || p.enSsparse || p.enWinogradA || p.enWinogradB || p.fmOffset != 0)
     TwinFailAt(loc, "Mmad with bias, sparse, winograd or fmOffset is not modelled by the twin");
+  static_assert(std::is_integral_v<T> == std::is_integral_v<C>,
+                "Mmad: int8 inputs accumulate into an int32 L0C, float inputs into a float one");
+  static_assert(!std::is_integral_v<T> || (sizeof(T) == 1 && sizeof(C) == 4), "Mmad: int8 x int8 -> int32 only");
+  // int8 products add up exactly in int32 (the cube's accumulator); float ones in float.
+  using Acc = std::conditional_t<std::is_integral_v<T>, int32_t, float>;
   constexpr uint32_t c0 = TwinC0<T>();
   const uint32_t m1 = (p.m + 15u) / 16u, n1 = (p.n + 15u) / 16u, k1 = (p.k + c0 - 1u) / c0;
   TwinCheckRangeAt(a, uint64_t{m1} * k1 * 16u * c0, "Mmad A (L0A)", loc);
@@ -241,14 +253,14 @@ inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTe
   op.Write(c.GetPhyAddr(), uint64_t{m1} * n1 * 256u * sizeof(C));
   for (uint32_t m = 0; m < m1 * 16; ++m) {
     for (uint32_t n = 0; n < n1 * 16; ++n) {
-      float acc = 0.0f;
+      Acc acc = 0;
       for (uint32_t k = 0; k < k1 * c0; ++k) {
-        float av = static_cast<float>(a.TwinGet(((m / 16) * k1 + k / c0) * 16 * c0 + (m % 16) * c0 + k % c0));
-        float bv = static_cast<float>(b.TwinGet(((k / c0) * n1 + n / 16) * c0 * 16 + (n % 16) * c0 + k % c0));
+        Acc av = static_cast<Acc>(a.TwinGet(((m / 16) * k1 + k / c0) * 16 * c0 + (m % 16) * c0 + k % c0));
+        Acc bv = static_cast<Acc>(b.TwinGet(((k / c0) * n1 + n / 16) * c0 * 16 + (n % 16) * c0 + k % c0));
         acc += av * bv;
       }
       uint32_t ci = ((n / 16) * m1 + m / 16) * 256 + (m % 16) * 16 + n % 16;
-      float prev = p.cmatrixInitVal ? 0.0f : static_cast<float>(c.TwinGet(ci));
+      Acc prev = p.cmatrixInitVal ? Acc(0) : static_cast<Acc>(c.TwinGet(ci));
       c.TwinSet(ci, C(prev + acc));
     }
   }
@@ -289,60 +301,168 @@ struct FixpipeParamsV220 {
 };
 
 namespace twin {
-// L0C (NZ) -> ND rows, converting on the way: the body of both Fixpipe destinations.
-template <typename D, typename C, typename Store>
-inline void FixpipeRows(const LocalTensor<C>& src, const FixpipeParamsV220& p, const TwinLoc& loc, Store store) {
+inline bool VectorQuant(QuantMode_t q) {
+  return q == QuantMode_t::VDEQF16 || q == QuantMode_t::VQF322B8_PRE || q == QuantMode_t::VREQ8;
+}
+
+// A quantization scale word (deqScalar, or one uint64_t of the cbufWorkspace per output channel)
+// carries the float scale's bits in its low 32 bits, as AscendC's examples build it:
+// static_cast<uint64_t>(*reinterpret_cast<int32_t*>(&scale)).
+inline float QuantScale(uint64_t word) {
+  uint32_t bits = static_cast<uint32_t>(word);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// The (L0C dtype, destination dtype) pairs each quantPre mode converts between (FixpipeParamsV220).
+template <typename D, typename C>
+inline void CheckQuantPair(QuantMode_t q, bool workspace, const TwinLoc& loc) {
+  constexpr bool f32 = std::is_same_v<C, float>, s32 = std::is_same_v<C, int32_t>;
+  constexpr bool b8 = std::is_same_v<D, int8_t> || std::is_same_v<D, uint8_t>;
+  bool ok = false;
+  switch (q) {
+    case QuantMode_t::NoQuant: ok = std::is_same_v<D, C>; break;
+    case QuantMode_t::F322F16: ok = f32 && std::is_same_v<D, half>; break;
+    case QuantMode_t::F322BF16: ok = f32 && std::is_same_v<D, bfloat16_t>; break;
+    case QuantMode_t::DEQF16: case QuantMode_t::VDEQF16: ok = s32 && std::is_same_v<D, half>; break;
+    case QuantMode_t::QF322B8_PRE: case QuantMode_t::VQF322B8_PRE: ok = f32 && b8; break;
+    case QuantMode_t::REQ8: case QuantMode_t::VREQ8: ok = s32 && b8; break;
+    default: TwinFailAt(loc, "Fixpipe quantPre DEQS322F16 is not modelled by the twin");
+  }
+  if (!ok)
+    TwinFailAt(loc, "Fixpipe quantPre does not convert this L0C dtype to this destination dtype (NoQuant: same "
+                    "dtype; F322F16/F322BF16: float -> half/bf16; DEQF16/VDEQF16: int32 -> half; "
+                    "QF322B8_PRE/VQF322B8_PRE: float -> int8; REQ8/VREQ8: int32 -> int8)");
+  if (VectorQuant(q) != workspace)
+    TwinFailAt(loc, workspace ? "Fixpipe got a cbufWorkspace but quantPre is not a per-channel (V*) mode"
+                              : "Fixpipe quantPre VDEQF16 / VQF322B8_PRE / VREQ8 needs the cbufWorkspace overload");
+}
+
+template <typename D>
+inline D QuantStore(double v) {
+  if constexpr (std::is_same_v<D, int8_t> || std::is_same_v<D, uint8_t>) {
+    constexpr double lo = std::is_same_v<D, int8_t> ? -128.0 : 0.0, hi = std::is_same_v<D, int8_t> ? 127.0 : 255.0;
+    return static_cast<D>(std::fmin(std::fmax(std::nearbyint(v), lo), hi));  // round to nearest even, saturate
+  } else if constexpr (std::is_integral_v<D>) {
+    return static_cast<D>(v);
+  } else {
+    return D(static_cast<float>(v));
+  }
+}
+
+// L0C (NZ) -> the destination, converting on the way: the body of every Fixpipe. `place(p, nd, m, n)`
+// is the destination element of row m, column n of the nd-th matrix (ND or NZ layout).
+template <typename D, typename C, typename Place, typename Store>
+inline void FixpipeBody(const LocalTensor<C>& src, const LocalTensor<uint64_t>* workspace, const FixpipeParamsV220& p,
+                        const TwinLoc& loc, Place place, Store store) {
   TwinCheckSpace(src.GetPosition(), {TPosition::CO1}, "Fixpipe source", loc);
   if (p.isChannelSplit) TwinFailAt(loc, "Fixpipe with channel split is not modelled by the twin");
   if (p.ndNum > 1 && (p.srcNdStride == 0 || p.dstNdStride == 0))
     TwinFailAt(loc, "Fixpipe with ndNum > 1 needs non-zero srcNdStride (1024-byte fractals) and dstNdStride (elements)");
-  if (p.quantPre != QuantMode_t::NoQuant && p.quantPre != QuantMode_t::F322F16 && p.quantPre != QuantMode_t::F322BF16)
-    TwinFailAt(loc, "Fixpipe quantPre other than NoQuant / F322F16 / F322BF16 is not modelled by the twin");
-  if (p.quantPre == QuantMode_t::NoQuant && sizeof(D) != sizeof(C))
-    TwinFailAt(loc, "Fixpipe to a narrower dtype needs quantPre F322F16 / F322BF16");
+  CheckQuantPair<D, C>(p.quantPre, workspace != nullptr, loc);
   if (p.srcStride < p.mSize) TwinFailAt(loc, "Fixpipe srcStride (L0C column height) is below mSize");
+  if (workspace) {
+    TwinCheckSpace(workspace->GetPosition(), {TPosition::A1}, "Fixpipe cbufWorkspace", loc);
+    TwinCheckRangeAt(*workspace, p.nSize, "Fixpipe cbufWorkspace (one scale per output column)", loc);
+  }
+  const bool scaled = p.quantPre != QuantMode_t::NoQuant && p.quantPre != QuantMode_t::F322F16 &&
+                      p.quantPre != QuantMode_t::F322BF16;
+  const float scalar = QuantScale(p.deqScalar);
   const uint32_t n1 = (p.nSize + 15u) / 16u;
-  // ndNum NZ matrices, srcNdStride 1024-byte fractals apart in L0C, each to an ND matrix dstNdStride
-  // elements after the previous one.
-  for (uint32_t nd = 0; nd < p.ndNum; ++nd) {
-    const uint64_t s0 = uint64_t{nd} * p.srcNdStride * (1024 / sizeof(C)), d0 = uint64_t{nd} * p.dstNdStride;
+  // ndNum NZ matrices, srcNdStride 1024-byte fractals apart in L0C.
+  for (uint32_t nd = 0; nd < (p.ndNum ? p.ndNum : 1u); ++nd) {
+    const uint64_t s0 = uint64_t{nd} * p.srcNdStride * (1024 / sizeof(C));
     TwinCheckRangeAt(src, s0 + uint64_t{n1 - (n1 ? 1 : 0)} * p.srcStride * 16u + uint64_t{p.mSize} * 16u,
                      "Fixpipe source (L0C)", loc);
     for (uint32_t m = 0; m < p.mSize; ++m) {
       for (uint32_t n = 0; n < p.nSize; ++n) {
-        float v = static_cast<float>(src.TwinGet(static_cast<uint32_t>(s0 + (n / 16) * p.srcStride * 16 + m * 16 + n % 16)));
-        if (p.reluEn && v < 0.0f) v = 0.0f;
-        store(d0 + uint64_t{m} * p.dstStride + n, D(v));
+        double v = static_cast<double>(src.TwinGet(static_cast<uint32_t>(s0 + (n / 16) * p.srcStride * 16 + m * 16 + n % 16)));
+        if (scaled) v *= workspace ? QuantScale(workspace->TwinGet(n)) : scalar;
+        if (p.reluEn && v < 0.0) v = 0.0;
+        store(place(p, nd, m, n), QuantStore<D>(v));
       }
     }
   }
 }
-}  // namespace twin
 
-// L0C -> GM on FIX.
-template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
-inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
-  static_assert(config.format == CO2Layout::ROW_MAJOR, "the twin models Fixpipe to ND (CFG_ROW_MAJOR) only");
-  twin::Op op(twin::FIX, loc, "Fixpipe");
+// Destination element of (nd, m, n). ND (CFG_ROW_MAJOR): dstStride elements per row, matrices
+// dstNdStride elements apart. NZ (CFG_NZ): columns of 16, each m rows of 16 elements, dstStride
+// 32-byte blocks from one column's start to the next.
+template <typename D, CO2Layout layout>
+inline uint64_t FixpipePlace(const FixpipeParamsV220& p, uint32_t nd, uint32_t m, uint32_t n) {
+  if constexpr (layout == CO2Layout::ROW_MAJOR) return uint64_t{nd} * p.dstNdStride + uint64_t{m} * p.dstStride + n;
+  return uint64_t{n / 16} * p.dstStride * (32 / sizeof(D)) + uint64_t{m} * 16 + n % 16;
+}
+
+// The bytes a Fixpipe writes, row by row (for the pipe-synchronisation record).
+template <typename D, CO2Layout layout, typename Write>
+inline void FixpipeWrites(const FixpipeParamsV220& p, const TwinLoc& loc, Write write) {
+  static_assert(layout != CO2Layout::COLUMN_MAJOR, "the twin models Fixpipe to ND (CFG_ROW_MAJOR) and NZ (CFG_NZ)");
+  if constexpr (layout == CO2Layout::NZ) {
+    if (p.ndNum > 1) TwinFailAt(loc, "Fixpipe to NZ (CFG_NZ) has no ndNum > 1");
+    if (p.dstStride * 32u < uint64_t{p.mSize} * 16u * sizeof(D))
+      TwinFailAt(loc, "Fixpipe to NZ: dstStride (32-byte blocks between 16-column groups) is below mSize * 16 elements");
+    for (uint32_t j = 0; j < (p.nSize + 15u) / 16u; ++j)
+      write(FixpipePlace<D, layout>(p, 0, 0, j * 16), uint64_t{p.mSize} * 16u * sizeof(D));
+  } else {
+    for (uint32_t nd = 0; nd < (p.ndNum ? p.ndNum : 1u); ++nd)
+      for (uint32_t m = 0; m < p.mSize; ++m) write(FixpipePlace<D, layout>(p, nd, m, 0), uint64_t{p.nSize} * sizeof(D));
+  }
+}
+
+template <typename D, typename C, CO2Layout layout>
+inline void FixpipeToGm(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const LocalTensor<uint64_t>* workspace,
+                        const FixpipeParamsV220& p, const TwinLoc& loc) {
+  Op op(FIX, loc, "Fixpipe");
   op.Read(src.GetPhyAddr(), (uint64_t{p.ndNum ? p.ndNum - 1u : 0u} * p.srcNdStride * (1024 / sizeof(C)) +
                              uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u) * sizeof(C));
-  for (uint32_t nd = 0; nd < (p.ndNum ? p.ndNum : 1u); ++nd)
-    for (uint32_t m = 0; m < p.mSize; ++m)
-      op.WriteGm(dst.GetPhyAddr() + uint64_t{nd} * p.dstNdStride + uint64_t{m} * p.dstStride, uint64_t{p.nSize} * sizeof(D));
-  twin::FixpipeRows<D>(src, p, loc, [&dst](uint64_t i, D v) { twin::GmStore(dst.GetPhyAddr() + i, &v, 1); });
+  if (workspace) op.Read(workspace->GetPhyAddr(), uint64_t{p.nSize} * sizeof(uint64_t));
+  FixpipeWrites<D, layout>(p, loc, [&](uint64_t at, uint64_t bytes) { op.WriteGm(dst.GetPhyAddr() + at, bytes); });
+  FixpipeBody<D>(src, workspace, p, loc, FixpipePlace<D, layout>,
+                 [&dst](uint64_t i, D v) { GmStore(dst.GetPhyAddr() + i, &v, 1); });
+}
+
+template <typename D, typename C, CO2Layout layout>
+inline void FixpipeToL1(const LocalTensor<D>& dst, const LocalTensor<C>& src, const LocalTensor<uint64_t>* workspace,
+                        const FixpipeParamsV220& p, const TwinLoc& loc) {
+  TwinCheckSpace(dst.GetPosition(), {TPosition::A1}, "Fixpipe destination", loc);
+  if (p.ndNum > 1) TwinFailAt(loc, "Fixpipe to L1 with ndNum > 1 is not modelled by the twin");
+  Op op(FIX, loc, "Fixpipe");
+  op.Read(src.GetPhyAddr(), uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u * sizeof(C));
+  if (workspace) op.Read(workspace->GetPhyAddr(), uint64_t{p.nSize} * sizeof(uint64_t));
+  FixpipeWrites<D, layout>(p, loc, [&](uint64_t at, uint64_t bytes) {
+    TwinCheckRangeAt(dst, at + bytes / sizeof(D), "Fixpipe destination (L1)", loc);
+    op.Write(dst.GetPhyAddr() + at, bytes);
+  });
+  FixpipeBody<D>(src, workspace, p, loc, FixpipePlace<D, layout>,
+                 [&dst](uint64_t i, D v) { dst.TwinSet(static_cast<uint32_t>(i), v); });
+}
+}  // namespace twin
+
+// L0C -> GM on FIX; quantPre converts on the way (scalar modes scale by deqScalar).
+template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
+  twin::FixpipeToGm<D, C, config.format>(dst, src, nullptr, p, loc);
+}
+
+// L0C -> GM with per-channel quantization: one uint64_t scale word per output column in L1.
+template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const LocalTensor<uint64_t>& cbufWorkspace,
+                    const FixpipeParamsV220& p, TwinLoc loc = {}) {
+  twin::FixpipeToGm<D, C, config.format>(dst, src, &cbufWorkspace, p, loc);
 }
 
 // L0C -> L1 on FIX (e.g. to feed the result into the next Mmad).
 template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const LocalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
-  static_assert(config.format == CO2Layout::ROW_MAJOR, "the twin models Fixpipe to ND (CFG_ROW_MAJOR) only");
-  TwinCheckSpace(dst.GetPosition(), {TPosition::A1}, "Fixpipe destination", loc);
-  if (p.ndNum > 1) TwinFailAt(loc, "Fixpipe to L1 with ndNum > 1 is not modelled by the twin");
-  TwinCheckRangeAt(dst, uint64_t{p.mSize ? p.mSize - 1u : 0u} * p.dstStride + p.nSize, "Fixpipe destination (L1)", loc);
-  twin::Op op(twin::FIX, loc, "Fixpipe");
-  op.Read(src.GetPhyAddr(), uint64_t{(p.nSize + 15u) / 16u} * p.srcStride * 16u * sizeof(C));
-  op.Write(dst.GetPhyAddr(), (uint64_t{p.mSize ? p.mSize - 1u : 0u} * p.dstStride + p.nSize) * sizeof(D));
-  twin::FixpipeRows<D>(src, p, loc, [&dst](uint64_t i, D v) { dst.TwinSet(static_cast<uint32_t>(i), v); });
+  twin::FixpipeToL1<D, C, config.format>(dst, src, nullptr, p, loc);
+}
+
+template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const LocalTensor<D>& dst, const LocalTensor<C>& src, const LocalTensor<uint64_t>& cbufWorkspace,
+                    const FixpipeParamsV220& p, TwinLoc loc = {}) {
+  twin::FixpipeToL1<D, C, config.format>(dst, src, &cbufWorkspace, p, loc);
 }
 
 }  // namespace AscendC
