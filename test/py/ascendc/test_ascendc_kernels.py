@@ -149,6 +149,19 @@ def test_int8_matmul_fixpipe_dequantizes(kernels, tmp_path, name):
     np.testing.assert_allclose(c.reshape(32, 32).astype(np.float64), (acc * scale).astype(np.float16), rtol=1e-3)
 
 
+@pytest.mark.parametrize("name", ["matmul_api_all", "matmul_api_iter"])
+def test_high_level_matmul_api(kernels, tmp_path, name):
+    # matmul::Matmul with a TCubeTiling, two cores of 32 rows each, base blocks 32 x 16 (N = 40: a tail of 8).
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((64, 48)).astype(np.float16)
+    b = rng.standard_normal((48, 40) if name == "matmul_api_all" else (40, 48)).astype(np.float16)
+    bias = rng.standard_normal(40).astype(np.float32)
+    (c,), _ = run(kernels, tmp_path, name, 2, [a, b, bias], [(64 * 40, np.float32)])
+    bb = b if name == "matmul_api_all" else b.T
+    want = a.astype(np.float64) @ bb.astype(np.float64) + (bias if name == "matmul_api_all" else 0)
+    np.testing.assert_allclose(c.reshape(64, 40), want, rtol=1e-4, atol=1e-4)
+
+
 def test_cube_l0b_needs_the_transposing_load(kernels, tmp_path):
     # A [k, n] B loaded into L0B without ifTranspose is wrong on a 910B, and so on the twin.
     rng = np.random.default_rng(3)

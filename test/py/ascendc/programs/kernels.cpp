@@ -4,6 +4,7 @@
 // outputs back. test_ascendc_kernels.py compares each with numpy.
 #include "acl/acl.h"
 #include "kernel_operator.h"
+#include "lib/matmul_intf.h"
 
 #include <cstdio>
 #include <cstring>
@@ -579,6 +580,54 @@ INT8_MATMUL(matmul_i8_deq, I8Out::DEQ)
 INT8_MATMUL(matmul_i8_vdeq, I8Out::VDEQ)
 INT8_MATMUL(matmul_i8_req, I8Out::REQ)
 
+
+// ---------------------------------------------------------------- cube: the high-level Matmul API
+// C[64, 40] (float) = A[64, 48] (half) * B (half) + bias[40] (float), as CANN's matmul samples write
+// it: a TCubeTiling (here filled in the kernel, normally by the host's MatmulApiTiling), one
+// Matmul object per core, each core taking singleCoreM rows. matmul_api_all: B [K, N], bias,
+// IterateAll. matmul_api_iter: B stored [N, K] (SetTensorB(..., true)), no bias, Iterate/GetTensorC
+// walking N first (iterateOrder 1).
+template <bool BY_BLOCK>
+__aicore__ inline void MatmulApiKernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
+  constexpr int32_t M = 64, N = 40, K = 48;
+  TCubeTiling tiling;
+  tiling.usedCoreNum = GetBlockNum();
+  tiling.M = M, tiling.N = N, tiling.Ka = K, tiling.Kb = K;
+  tiling.singleCoreM = M / GetBlockNum(), tiling.singleCoreN = N, tiling.singleCoreK = K;
+  tiling.baseM = 32, tiling.baseN = 16, tiling.baseK = 16;
+  tiling.isBias = BY_BLOCK ? 0 : 1;
+  tiling.iterateOrder = BY_BLOCK ? 1 : 0;
+  const int64_t rows = tiling.singleCoreM * GetBlockIdx();
+  GlobalTensor<half> aGm, bGm;
+  GlobalTensor<float> biasGm, cGm;
+  aGm.SetGlobalBuffer((__gm__ half*)a + rows * K, tiling.singleCoreM * K);
+  bGm.SetGlobalBuffer((__gm__ half*)b, K * N);
+  biasGm.SetGlobalBuffer((__gm__ float*)bias, N);
+  cGm.SetGlobalBuffer((__gm__ float*)c + rows * N, tiling.singleCoreM * N);
+  using aType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
+  using bType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, half>;
+  using cType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, float>;
+  using biasType = matmul::MatmulType<TPosition::GM, CubeFormat::ND, float>;
+  TPipe pipe;
+  matmul::Matmul<aType, bType, cType, biasType> mm;
+  REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
+  mm.SetTensorA(aGm);
+  mm.SetTensorB(bGm, BY_BLOCK);
+  if constexpr (BY_BLOCK) {
+    while (mm.Iterate()) mm.GetTensorC(cGm);
+  } else {
+    mm.SetBias(biasGm);
+    mm.IterateAll(cGm);
+  }
+  mm.End();
+}
+extern "C" __global__ __cube__ void matmul_api_all(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
+  MatmulApiKernel<false>(a, b, bias, c);
+}
+extern "C" __global__ __cube__ void matmul_api_iter(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
+  MatmulApiKernel<true>(a, b, bias, c);
+}
+
 // ---------------------------------------------------------------- host
 using Launcher = std::function<void(std::vector<uint8_t*>&, uint32_t, aclrtStream)>;
 
@@ -590,6 +639,10 @@ static const std::map<std::string, Launcher>& Kernels() {
       {"matmul_nn", [](auto& a, uint32_t d, aclrtStream s) { matmul_nn<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_split_nd", [](auto& a, uint32_t d, aclrtStream s) { matmul_split_nd<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"matmul_api_all",
+       [](auto& a, uint32_t d, aclrtStream s) { matmul_api_all<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"matmul_api_iter",
+       [](auto& a, uint32_t d, aclrtStream s) { matmul_api_iter<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_nz_out", [](auto& a, uint32_t d, aclrtStream s) { matmul_nz_out<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_i8_s32", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_s32<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_i8_deq", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_deq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
