@@ -59,7 +59,17 @@ class GraphExecutable:
         self.single = not isinstance(returned, (tuple, list))
         returned = [returned] if self.single else list(returned)
         index = {p: k for k, p in enumerate(placeholders)}
+        # copy_(input, value) nodes (AOTAutograd keeps input mutations in the graph): the value is a
+        # result written straight into the input's buffer when no later kernel reads the input.
+        copies = [n for n in gm.graph.nodes if n.op == "call_function" and n.target == aten.copy_.default]
         bases: list[torch.fx.Node] = []
+        mutated: list[tuple[int, torch.fx.Node]] = []
+        for node in copies:
+            source, chain = _base(node.args[1])
+            if node.args[0].op != "placeholder" or chain or source.op == "placeholder" or source in bases:
+                raise GraphDescriptionError("an input mutation that is not a computed value written whole")
+            bases.append(source)
+            mutated.append((index[node.args[0]], source))
         # Per output: ("none",) | ("input", k, chain) | ("result", j, chain)
         self.outputs: list[tuple] = []
         for value in returned:
@@ -67,6 +77,8 @@ class GraphExecutable:
                 self.outputs.append(("none",))
                 continue
             base, chain = _base(value)
+            if base.op == "call_function" and base.target == aten.copy_.default:
+                base = base.args[0]  # copy_ returns the input it wrote
             views = [(n.target, n.args[1:], dict(n.kwargs)) for n in chain]
             if base.op == "placeholder":
                 self.outputs.append(("input", index[base], views))
@@ -84,6 +96,7 @@ class GraphExecutable:
                 if n not in needed:
                     needed.add(n)
                     stack.extend(n.all_input_nodes)
+        needed.update(placeholders[k] for k, _ in mutated)
         self.inputs = [index[p] for p in placeholders if p in needed]
         for p in placeholders:
             if p in needed:
@@ -95,10 +108,25 @@ class GraphExecutable:
         self.metas = [tensor_meta(inputs[k]) for k in self.inputs]
         self.compiled = None
         self.launches = 0
+        self.copy_back: list[tuple[int, int]] = []  # (input, result) mutations that could not alias
         if bases:
-            self._compile(torch.fx.GraphModule(torch.nn.Module(), compute), [b.name for b in bases])
+            mutations = {bases.index(source): self.inputs.index(k) for k, source in mutated}
+            self._compile(torch.fx.GraphModule(torch.nn.Module(), compute), [b.name for b in bases], mutations)
 
-    def _compile(self, gm: torch.fx.GraphModule, outputs: list[str]) -> None:
+    def _aliases(self, record: dict, mutations: dict[int, int]) -> list[int]:
+        """Per result, the input whose buffer it is written into (-1: a fresh buffer). A result aliases
+        its input unless a launch after the one writing it still reads that input."""
+        aliases = [-1] * len(record["outputs"])
+        for j, k in mutations.items():
+            writers = [i for i, launch in enumerate(record["launches"]) if ["out", j] in map(list, launch["refs"])]
+            readers = [i for i, launch in enumerate(record["launches"]) if ["in", k] in map(list, launch["refs"])]
+            if writers and all(i <= writers[0] for i in readers):
+                aliases[j] = k
+            else:
+                self.copy_back.append((self.inputs[k], j))
+        return aliases
+
+    def _compile(self, gm: torch.fx.GraphModule, outputs: list[str], mutations: dict[int, int]) -> None:
         description = describe(gm, self.metas, outputs)
         key = b"graph|" + repr(description).encode()
         digest = hashlib.sha256(key).hexdigest()[:16]
@@ -113,7 +141,7 @@ class GraphExecutable:
             disk_cache.store(key, record)
         else:
             stats.count("cache_hits")
-        self.compiled = _C._CompiledGraph(record, [-1] * len(record["outputs"]), len(self.inputs))
+        self.compiled = _C._CompiledGraph(record, self._aliases(record, mutations), len(self.inputs))
         self.launches = self.compiled.launch_count
         stats.count("graphs_compiled")
         stats.count("kernels", self.launches)
@@ -125,6 +153,8 @@ class GraphExecutable:
             if list(t.stride()) != strides:
                 inputs[k] = torch.empty_strided(shape, strides, dtype=t.dtype, device=t.device).copy_(t)
         results = self.compiled.run(inputs, []) if self.compiled is not None else []
+        for k, j in self.copy_back:
+            args[k].copy_(results[j])
         outs = []
         for spec in self.outputs:
             if spec[0] == "none":

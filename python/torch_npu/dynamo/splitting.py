@@ -27,11 +27,14 @@ from torch_npu.dynamo import stats
 from torch_npu.dynamo.executable import GraphExecutable
 from torch_npu.eager.workers import CompileRejected, WorkerCrashed
 
+COPY = torch.ops.aten.copy_.default
 _refused: dict[str, str] = {}  # op -> the compiler's reason, for the rest of the process
 
 
 def _why_not(node: torch.fx.Node) -> str | None:
     """Why `node` cannot be in a compiled piece, or None."""
+    if node.target is operator.getitem:  # an element of a multi-output node goes where the node goes
+        return _why_not(node.args[0]) if node.args[0].op == "call_function" else "an element of an input"
     try:
         name = target_name(node.target)
     except GraphDescriptionError as err:
@@ -39,6 +42,8 @@ def _why_not(node: torch.fx.Node) -> str | None:
     if name in _refused:
         return _refused[name]
     if isinstance(node.target, torch._ops.OpOverload):
+        if node.target == COPY and node.args[0].op == "placeholder":
+            return None  # an input mutation: the executable writes the input's buffer (executable.py)
         if node.target._schema.is_mutable:
             return "it writes one of its arguments in place"
         if torch.Tag.nondeterministic_seeded in node.target.tags:
@@ -109,15 +114,19 @@ def compile_or_bisect(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Call
     except (CompileRejected, WorkerCrashed, GraphDescriptionError) as err:
         reason = str(err).strip().splitlines()[-1][:300] if str(err).strip() else type(err).__name__
         compute = [n for n in gm.graph.nodes if n.op == "call_function"]
-        if len(compute) <= 1:
-            for node in compute:
-                _refused[_node_name(node)] = reason
+        ops = [n for n in compute if n.target is not operator.getitem]
+        if len(ops) <= 1:
+            for node in ops:
+                if node.target != COPY:  # a copy_ is refused for its context, not for what it is
+                    _refused[_node_name(node)] = reason
                 _run_eagerly(node, reason)
             return _eager(gm)
-        middle = len(compute) // 2
-        part = {n: int(i >= middle) for i, n in enumerate(compute)}
-        for n in gm.graph.nodes:
-            part.setdefault(n, 0)
+        first_half = set(ops[: len(ops) // 2])
+        part = {}
+        for n in gm.graph.nodes:  # a multi-output node and its elements stay together, a copy_ with its value
+            source = n.args[0] if n.target is operator.getitem else n.args[1] if n.target == COPY else n
+            source = source.args[0] if source.op == "call_function" and source.target is operator.getitem else source
+            part[n] = 0 if source in first_half or n.op == "placeholder" else 1
         split = _split(gm, examples, part)
         _pieces(split, lambda name, child, child_examples: compile_or_bisect(child, child_examples))
         return _eager(split)

@@ -1,0 +1,118 @@
+"""The npu-mlir backend beyond one MLP: registration, a CNN with BatchNorm (running statistics written in
+the graph, a max-pool the compiler refuses splitting it), dropout by seed, a recompile per new shape,
+and a warm start in a second process (every graph from the kernel cache, no compile worker), which also
+finds the backend through its entry point without importing torch_npu first."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import torch_npu  # noqa: F401
+from torch_npu.dynamo.stats import reset_compile_stats
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def compile_stats():
+    torch._dynamo.reset()
+    reset_compile_stats()
+    yield torch.npu.compile_stats
+    torch._dynamo.reset()
+
+
+def test_backend_registered_once():
+    from torch._dynamo.backends.registry import list_backends, lookup_backend
+
+    from torch_npu.dynamo.backend import npu_mlir
+
+    assert list_backends().count("npu-mlir") == 1
+    assert lookup_backend("npu-mlir") is npu_mlir
+
+
+def _cnn() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                               torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(8 * 4 * 4, 5))
+
+
+def test_cnn_with_batch_norm_trains_as_eager(compile_stats):
+    torch.manual_seed(0)
+    model = _cnn().npu()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="npu-mlir")
+    opts = [torch.optim.SGD(m.parameters(), lr=0.05) for m in (model, reference)]
+    for _ in range(10):
+        x, y = torch.randn(4, 3, 8, 8).npu(), torch.randint(0, 5, (4,)).npu()
+        outs = []
+        for run, opt in zip((compiled, reference), opts):
+            opt.zero_grad()
+            out = run(x)
+            torch.nn.functional.cross_entropy(out, y).backward()
+            opt.step()
+            outs.append(out.detach().cpu())
+        torch.testing.assert_close(outs[0], outs[1], **TOL)
+        for p, q in zip(model.parameters(), reference.parameters()):
+            torch.testing.assert_close(p.grad.cpu(), q.grad.cpu(), **TOL)
+            torch.testing.assert_close(p.detach().cpu(), q.detach().cpu(), **TOL)
+        for b, c in zip(model.buffers(), reference.buffers()):
+            torch.testing.assert_close(b.cpu(), c.cpu(), **TOL)
+    stats = compile_stats()
+    # The max-pool is the compiler's refusal (reported upstream): it splits the graph, the rest compiles.
+    assert set(stats["split_nodes"]) <= {"aten.max_pool2d_with_indices.default"}, stats
+    assert stats["graphs_compiled"] >= 2 and stats["kernels"] > 10, stats
+
+
+def test_dropout_draws_the_eager_numbers_by_seed(compile_stats):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Dropout(0.3), torch.nn.Linear(16, 4)).npu()
+    compiled = torch.compile(model, backend="npu-mlir")
+    x = torch.randn(4, 16).npu()
+    torch.manual_seed(7)
+    first = compiled(x)
+    torch.manual_seed(7)
+    torch.testing.assert_close(compiled(x), first)
+    torch.manual_seed(7)
+    torch.testing.assert_close(model(x), first, **TOL)
+    assert not torch.equal(compiled(x), first)
+    assert "aten.native_dropout.default" in compile_stats()["split_nodes"]
+
+
+def test_new_shape_recompiles(compile_stats):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).npu()
+    compiled = torch.compile(model, backend="npu-mlir", dynamic=False)
+    with torch.no_grad():
+        for batch in (8, 4, 8):
+            x = torch.randn(batch, 16).npu()
+            torch.testing.assert_close(compiled(x), model(x), **TOL)
+    stats = compile_stats()
+    assert stats["recompiles"] == 1 and stats["inference_graphs"] == 2, stats
+
+
+# Also the registration without `import torch_npu`: Dynamo loads the entry point, which imports the package.
+WARM = """
+import json, torch
+from torch._dynamo.backends.registry import list_backends, lookup_backend
+backend = lookup_backend("npu-mlir")
+import torch_npu, torch_npu.dynamo.backend
+assert backend is torch_npu.dynamo.backend.npu_mlir and list_backends().count("npu-mlir") == 1
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).npu()
+torch.compile(model, backend="npu-mlir", dynamic=False)(torch.randn(8, 16).npu()).sum().backward()
+print(json.dumps(torch.npu.compile_stats()))
+"""
+
+
+def test_second_process_loads_compiled_graphs_from_the_cache(compile_stats):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).npu()
+    torch.compile(model, backend="npu-mlir", dynamic=False)(torch.randn(8, 16).npu()).sum().backward()
+    out = subprocess.run([sys.executable, "-c", WARM], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ))
+    stats = json.loads(out.stdout.strip().splitlines()[-1])
+    assert stats["cache_hits"] == 2 and stats["cache_misses"] == 0 and stats["compile_ms"] == 0, stats
