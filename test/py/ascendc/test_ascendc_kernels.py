@@ -162,6 +162,27 @@ def test_high_level_matmul_api(kernels, tmp_path, name):
     np.testing.assert_allclose(c.reshape(64, 40), want, rtol=1e-4, atol=1e-4)
 
 
+def test_c_api_kernel(kernels, tmp_path):
+    # asc_simd.h: pointer-based copies and vector ops, count and repeat (vector mask) forms, two cores.
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal((2, 1024), dtype=np.float32)
+    (z, w), _ = run(kernels, tmp_path, "c_api_kernel", 2, [x, y], [(1024, np.float32), (1024, np.float32)])
+    np.testing.assert_allclose(z, np.exp(x) * 2 + y, rtol=1e-6, atol=1e-6)
+    lane = np.arange(1024) % 64
+    np.testing.assert_allclose(w, np.where(lane < 40, x + y, y), rtol=1e-6, atol=1e-6)
+
+
+def test_c_api_missing_synchronization_is_reported(kernels, tmp_path):
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal((2, 1024), dtype=np.float32)
+    _, proc = run(kernels, tmp_path, "c_api_missing_sync", 1, [x, y], [(1024, np.float32), (1024, np.float32)],
+                  check=False)
+    assert proc.returncode != 0
+    # Located at the kernel's asc_exp line, naming the instruction (the class API's Exp) and the missing flag.
+    assert f"kernels.cpp:{_source_line('asc_exp(zu, xu, N)')}: Exp (PIPE_V) reads UB" in proc.stderr, proc.stderr
+    assert "written by asc_copy_gm2ub (PIPE_MTE2)" in proc.stderr and "MTE2_V" in proc.stderr
+
+
 def test_cube_l0b_needs_the_transposing_load(kernels, tmp_path):
     # A [k, n] B loaded into L0B without ifTranspose is wrong on a 910B, and so on the twin.
     rng = np.random.default_rng(3)

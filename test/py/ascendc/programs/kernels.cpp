@@ -5,6 +5,7 @@
 #include "acl/acl.h"
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
+#include "c_api/asc_simd.h"
 
 #include <cstdio>
 #include <cstring>
@@ -628,6 +629,48 @@ extern "C" __global__ __cube__ void matmul_api_iter(GM_ADDR a, GM_ADDR b, GM_ADD
   MatmulApiKernel<true>(a, b, bias, c);
 }
 
+
+// ---------------------------------------------------------------- the C API (asc_simd.h)
+// z = exp(x) * 2 + y over 512 floats per core, pointer-based: UB from asc_get_phy_buf_addr, pipe
+// pairs ordered with asc_sync_notify / asc_sync_wait; then the repeat form: w = x + y on the first
+// 40 lanes of each 64-lane repeat (asc_set_vector_mask), the rest of w left as copied (y).
+// c_api_missing_sync forgets the MTE2 -> V wait.
+template <bool FORGET_SYNC>
+__aicore__ inline void CApiKernel(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR w) {
+  constexpr uint32_t N = 512;
+  asc_init();
+  const int64_t at = asc_get_block_idx() * N;
+  __ubuf__ float* xu = (__ubuf__ float*)asc_get_phy_buf_addr(0);
+  __ubuf__ float* yu = (__ubuf__ float*)asc_get_phy_buf_addr(N * sizeof(float));
+  __ubuf__ float* zu = (__ubuf__ float*)asc_get_phy_buf_addr(2 * N * sizeof(float));
+  asc_copy_gm2ub(xu, (__gm__ float*)x + at, N * sizeof(float));
+  asc_copy_gm2ub(yu, (__gm__ float*)y + at, N / 8, 1, 0, 0);  // burst form: N / 8 DataBlocks of 32 bytes
+  if constexpr (!FORGET_SYNC) {
+    asc_sync_notify(PIPE_MTE2, PIPE_V, EVENT_ID0);
+    asc_sync_wait(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  }
+  asc_exp(zu, xu, N);
+  asc_mul_scalar(zu, zu, 2.0f, N);
+  asc_add(zu, zu, yu, N);
+  asc_sync_notify(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  asc_sync_wait(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  asc_copy_ub2gm((__gm__ float*)z + at, zu, N * sizeof(float));
+  asc_sync_notify(PIPE_MTE3, PIPE_V, EVENT_ID0);  // zu is rewritten next: its copy-out must be done
+  asc_sync_wait(PIPE_MTE3, PIPE_V, EVENT_ID0);
+  asc_copy_ub2ub(zu, yu, N * sizeof(float));
+  asc_set_vector_mask(0, (uint64_t{1} << 40) - 1);
+  asc_add(zu, xu, yu, N / 64, 1, 1, 1, 8, 8, 8);
+  asc_set_vector_mask(~uint64_t{0}, ~uint64_t{0});
+  asc_sync();
+  asc_copy_ub2gm_sync((__gm__ float*)w + at, zu, N * sizeof(float));
+}
+extern "C" __global__ __vector__ void c_api_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR w) {
+  CApiKernel<false>(x, y, z, w);
+}
+extern "C" __global__ __vector__ void c_api_missing_sync(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR w) {
+  CApiKernel<true>(x, y, z, w);
+}
+
 // ---------------------------------------------------------------- host
 using Launcher = std::function<void(std::vector<uint8_t*>&, uint32_t, aclrtStream)>;
 
@@ -639,6 +682,9 @@ static const std::map<std::string, Launcher>& Kernels() {
       {"matmul_nn", [](auto& a, uint32_t d, aclrtStream s) { matmul_nn<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_split_nd", [](auto& a, uint32_t d, aclrtStream s) { matmul_split_nd<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"c_api_kernel", [](auto& a, uint32_t d, aclrtStream s) { c_api_kernel<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"c_api_missing_sync",
+       [](auto& a, uint32_t d, aclrtStream s) { c_api_missing_sync<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_api_all",
        [](auto& a, uint32_t d, aclrtStream s) { matmul_api_all<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_api_iter",
