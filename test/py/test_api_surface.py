@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import torch_npu
+import torch_npu.distributed.count_matrix_all_to_all
 import torch_npu.npu.amp.autocast_mode
 import torch_npu.npu.amp.grad_scaler
 import torch_npu.npu.devices
@@ -19,17 +20,24 @@ import torch_npu.utils.combined_tensors
 import torch_npu.utils.error_code
 from torch_npu.npu import (
     backend_config,
+    blas,
     deterministic,
     device_checks,
+    device_control,
     dump,
+    external_event,
     external_stream,
     graphs,
     host_memory,
     limits,
     mem_pool,
     memory_aliases,
+    npu_runtime,
+    obfuscation,
     options,
+    overflow,
     pluggable_allocator,
+    sync_launch_stream,
     typed_tensors,
 )
 from torch_npu.utils.error_code import ErrCode, SubModule, npu_error, pta_error
@@ -46,18 +54,26 @@ OWN_MODULES = [
     torch_npu.utils.combined_tensors,
     torch_npu.utils.error_code,
     backend_config,
+    blas,
     deterministic,
     device_checks,
+    device_control,
     dump,
+    external_event,
     external_stream,
     graphs,
     host_memory,
     limits,
     mem_pool,
     memory_aliases,
+    npu_runtime,
+    obfuscation,
     options,
+    overflow,
     pluggable_allocator,
+    sync_launch_stream,
     typed_tensors,
+    torch_npu.distributed.count_matrix_all_to_all,
 ]
 
 
@@ -168,6 +184,9 @@ set_deterministic_level enable_deterministic_with_backward disable_deterministic
 BoolStorage ByteStorage ShortStorage LongStorage IntStorage HalfStorage CharStorage DoubleStorage FloatStorage
 BFloat16Storage BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor HalfTensor IntTensor LongTensor
 ShortTensor BFloat16Tensor _get_device_index NPUPluggableAllocator change_current_allocator get_allocator_backend
+utilization set_op_timeout_ms get_npu_overflow_flag clear_npu_overflow_flag stop_device restart_device SyncLaunchStream
+ExternalEvent current_blas_handle obfuscation_initialize obfuscation_finalize obfuscation_calculate npurt
+MemPool use_mem_pool
 """.split()
 
 TESTING_NAMES = {
@@ -196,6 +215,13 @@ def test_testing_and_utils_names_exist(module_name):
     module = importlib.import_module(module_name)
     for name in TESTING_NAMES[module_name]:
         assert hasattr(module, name), f"{module_name}.{name}"
+
+
+def test_distributed_extras_exist():
+    import torch_npu.distributed
+
+    for name in ("all_to_all_vc", "all_gather_into_tensor_uneven", "reduce_scatter_tensor_uneven"):
+        assert callable(getattr(torch_npu.distributed, name)), name
 
 
 def test_extension_names_exist():

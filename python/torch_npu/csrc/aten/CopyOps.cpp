@@ -36,6 +36,14 @@ void useOnStream(const at::Tensor& npuTensor, c10::Stream stream) {
   npuAllocator()->recordStream(npuTensor.storage().data_ptr(), stream);
 }
 
+// A pinned host block a queued copy reads or writes stays out of the pinned cache's reuse
+// until the copy's stream has passed this point, as torch.cuda's record_event does, even
+// if the tensor is freed first (its next request of that size gets another block).
+void usePinnedOnStream(const at::Tensor& hostTensor, c10::Stream stream) {
+  const c10::Storage& storage = hostTensor.storage();
+  pinnedAllocator()->record_event(storage.mutable_data(), storage.data_ptr().get_context(), stream);
+}
+
 void memcpyTask(void* dst, const void* src, size_t nbytes, aclrtMemcpyKind kind, c10::Stream stream) {
   if (nbytes == 0) return;
   NPU_CHECK_ACL(aclrtMemcpyAsync(dst, nbytes, src, nbytes, kind, nativeStream(stream)));
@@ -53,8 +61,7 @@ void copyHostToDevice(const at::Tensor& src, const at::Tensor& dst, bool nonBloc
     launchHostTask(stream, [dstAlias, srcAlias]() mutable { dstAlias.copy_(srcAlias); });
   }
   if (async) {
-    // The pinned source must outlive the queued copy (CUDA's pinned allocator records an event).
-    launchHostTask(stream, [keep = src.storage()] {});
+    usePinnedOnStream(src, stream);
   } else {
     synchronizeStream(stream);
   }
@@ -74,6 +81,7 @@ void copyDeviceToHost(const at::Tensor& src, const at::Tensor& dst, bool nonBloc
   }
   if (async) {
     useOnStream(src, stream);
+    usePinnedOnStream(dst, stream);
   } else {
     synchronizeStream(stream);
   }

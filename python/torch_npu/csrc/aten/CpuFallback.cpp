@@ -183,7 +183,18 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std
   }
   call.drainStreams();
 
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  try {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  } catch (c10::OutOfMemoryError&) {
+    throw;
+  } catch (c10::Error& e) {
+    // The op's own checks refused its arguments (torch's message, torch's exception type):
+    // torch_npu marks such errors ERR01001, whichever op raised them.
+    if (std::string(e.what_without_backtrace()).find("ERR0") == std::string::npos) {
+      e.add_context(errCode(SubModule::OPS, ErrCode::PARAM));
+    }
+    throw;
+  }
 
   call.writeBackResized();
   const size_t numReturns = schema.returns().size();

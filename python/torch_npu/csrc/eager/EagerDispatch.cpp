@@ -16,6 +16,7 @@
 #include "torch_npu/csrc/core/NpuStream.h"
 #include "torch_npu/csrc/eager/CompileMiss.h"
 #include "torch_npu/csrc/eager/KernelCache.h"
+#include "torch_npu/csrc/npu/OverflowCheck.h"
 
 namespace torch_npu::eager {
 namespace {
@@ -160,6 +161,7 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     params.push_back(paramSlot((*stack)[argBase + kernel.params[p].arg], kernel.paramIsFloat[p]));
   }
   launchRecord(info, kernel, inputs, results, params, nativeStream(stream));
+  if (overflowCheckArmed()) checkResultsForOverflow(results, stream);
   // Ordered after the kernel on the same stream (no host sync); copy_ follows the target's strides,
   // format and dtype.
   for (auto& [temporary, target] : copyBack) target.copy_(temporary);
