@@ -183,6 +183,14 @@ def test_c_api_missing_synchronization_is_reported(kernels, tmp_path):
     assert "written by asc_copy_gm2ub (PIPE_MTE2)" in proc.stderr and "MTE2_V" in proc.stderr
 
 
+def test_high_level_matmul_api_misuse_is_reported(kernels, tmp_path):
+    z = np.zeros(64 * 48, np.float16)
+    _, proc = run(kernels, tmp_path, "matmul_api_no_b", 1, [z, z, np.zeros(40, np.float32)], [(64 * 40, np.float32)],
+                  check=False)
+    assert proc.returncode != 0
+    assert f"kernels.cpp:{_source_line('mm.IterateAll(cGm);')}: Matmul::Iterate before SetTensorB" in proc.stderr, proc.stderr
+
+
 def test_cube_l0b_needs_the_transposing_load(kernels, tmp_path):
     # A [k, n] B loaded into L0B without ifTranspose is wrong on a 910B, and so on the twin.
     rng = np.random.default_rng(3)

@@ -588,7 +588,7 @@ INT8_MATMUL(matmul_i8_req, I8Out::REQ)
 // Matmul object per core, each core taking singleCoreM rows. matmul_api_all: B [K, N], bias,
 // IterateAll. matmul_api_iter: B stored [N, K] (SetTensorB(..., true)), no bias, Iterate/GetTensorC
 // walking N first (iterateOrder 1).
-template <bool BY_BLOCK>
+template <bool BY_BLOCK, bool FORGET_B = false>
 __aicore__ inline void MatmulApiKernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
   constexpr int32_t M = 64, N = 40, K = 48;
   TCubeTiling tiling;
@@ -613,7 +613,7 @@ __aicore__ inline void MatmulApiKernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_AD
   matmul::Matmul<aType, bType, cType, biasType> mm;
   REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
   mm.SetTensorA(aGm);
-  mm.SetTensorB(bGm, BY_BLOCK);
+  if constexpr (!FORGET_B) mm.SetTensorB(bGm, BY_BLOCK);
   if constexpr (BY_BLOCK) {
     while (mm.Iterate()) mm.GetTensorC(cGm);
   } else {
@@ -627,6 +627,9 @@ extern "C" __global__ __cube__ void matmul_api_all(GM_ADDR a, GM_ADDR b, GM_ADDR
 }
 extern "C" __global__ __cube__ void matmul_api_iter(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
   MatmulApiKernel<true>(a, b, bias, c);
+}
+extern "C" __global__ __cube__ void matmul_api_no_b(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
+  MatmulApiKernel<false, true>(a, b, bias, c);
 }
 
 
@@ -689,6 +692,8 @@ static const std::map<std::string, Launcher>& Kernels() {
        [](auto& a, uint32_t d, aclrtStream s) { matmul_api_all<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_api_iter",
        [](auto& a, uint32_t d, aclrtStream s) { matmul_api_iter<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"matmul_api_no_b",
+       [](auto& a, uint32_t d, aclrtStream s) { matmul_api_no_b<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_nz_out", [](auto& a, uint32_t d, aclrtStream s) { matmul_nz_out<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_i8_s32", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_s32<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_i8_deq", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_deq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
