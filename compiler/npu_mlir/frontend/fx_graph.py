@@ -130,9 +130,9 @@ def _dump(directory: Path, name: str, description: dict, linalg: str, record: di
     for i, (stage, text) in enumerate(record.get("stages", []), start=1):
         stem.with_suffix(f".{i}-{stage}.mlir").write_text(text + "\n")
     for source in record.get("sources", []):
-        kernel = directory / f"{name}.{source['kernel']}"
-        kernel.with_suffix(".tiled.mlir").write_text(source["tiled_mlir"] + "\n")
-        kernel.with_suffix(".ascendc.cpp").write_text(
+        kernel = f"{name}.{source['kernel']}"
+        (directory / f"{kernel}.tiled.mlir").write_text(source["tiled_mlir"] + "\n")
+        (directory / f"{kernel}.ascendc.cpp").write_text(
             source["ascendc"] or f"// no AscendC yet: {source['ascendc_error']}\n")
 
 
