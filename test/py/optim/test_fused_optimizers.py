@@ -343,12 +343,16 @@ def test_adamp_signature_and_mixed_dtypes(no_fallback):
     defaults = {k: v.default for k, v in inspect.signature(NpuFusedAdamP).parameters.items() if k != "params"}
     assert defaults == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, delta=0.1, wd_ratio=0.1,
                             nesterov=False)
+    # float32 and float16 parameters in one optimizer, against the formula run in float32 on the CPU: the
+    # float32 parameters must match to 1e-3; the float16 ones carry float16 storage rounding.
     targets = _targets(MIXED)
-    npu_params, cpu_params = _params(MIXED, "npu"), _params([torch.float32] * 4, "cpu")
+    npu_params = _params(MIXED, "npu")
+    cpu_params = [torch.nn.Parameter(p.detach().float()) for p in _params(MIXED, "cpu")]
     _run(NpuFusedAdamP(npu_params, lr=0.01, weight_decay=0.01, delta=2.0), npu_params, targets, range(20))
     _adamp_reference(cpu_params, [t.float() for t in targets], range(20), lr=0.01, betas=(0.9, 0.999), eps=1e-8,
                      weight_decay=0.01, delta=2.0, wd_ratio=0.1, nesterov=False)
     for p, r in zip(npu_params, cpu_params):
-        torch.testing.assert_close(p.detach().cpu().float(), r.detach(), rtol=1e-2, atol=1e-2)
+        tol = 1e-3 if p.dtype == torch.float32 else 4e-3
+        torch.testing.assert_close(p.detach().cpu().float(), r.detach(), rtol=tol, atol=tol)
     with pytest.raises(ValueError, match="ERR00003"):
         NpuFusedAdamP(npu_params, delta=-1.0)
