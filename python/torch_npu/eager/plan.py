@@ -49,6 +49,8 @@ UNSTATED_WRITES = {
 }
 # A factory's arguments its out= form does not have (the out tensor gives them).
 TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+# Ops that ignore the 1-d empty tensors of their tensor list (torch's cat_should_skip_tensor).
+SKIPS_EMPTY_1D = frozenset({torch.ops.aten.cat.default})
 # Retraces that take a 0-d tensor for each float argument (so those become kernel parameters).
 PARAMETER_RETRACES = frozenset(BATCH_NORM_RETRACES) | frozenset(SCALED_POINTWISE_RETRACES)
 
@@ -248,26 +250,20 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
         raise PlanError(f"{op_name} got {len(args)} arguments, its functional form takes {len(schema_args)}")
     plan = Plan({"target": f"{op._schema.name}.{op._overloadname}", "args": [], "tensors": [], "params": [], "block_dim": block_dim,
                  "name": op_name.split("::")[-1].replace(".", "_")})
-    numbers = {}  # argument -> (baked value, slot type)
-    for i, (schema_arg, desc) in enumerate(zip(schema_args, args)):
-        number = _number(desc)
-        if number is not None:
-            numbers[i] = number
-            plan.request["args"].append(("value", number[0]))
-        elif isinstance(desc, tuple) and desc and desc[0] == "T":
-            plan.request["args"].append(_tensor_leaf(desc, plan, i, -1))
-        elif isinstance(desc, list) and desc and all(d is None or isinstance(d, tuple) for d in desc):
-            plan.request["args"].append(("list", [_tensor_leaf(d, plan, i, j) for j, d in enumerate(desc)]))
-        elif "ScalarType" in str(schema_arg.type) and isinstance(desc, int):
-            plan.request["args"].append(("value", SCALAR_TYPES[desc]))
-        else:
-            plan.request["args"].append(("value", desc))
+    numbers = _describe(plan, schema_args, args, frozenset())
     if not plan.request["tensors"] and not writes.out_args:
-        raise PlanError("the call has no NPU tensor")
+        _check_factory(schema_args, args)
     try:
         expected = _results(plan.request)
     except Exception as err:  # no meta kernel, data-dependent shapes, bad arguments: not compilable
         raise PlanError(f"cannot infer the results on meta tensors: {type(err).__name__}: {str(err)[:300]}") from err
+    skipped = _skipped_empty_elements(op, args)
+    if skipped:
+        # The kernel takes only the inputs that contribute; the call's result must not change.
+        reduced = Plan(dict(plan.request, args=[], tensors=[], params=[]))
+        _describe(reduced, schema_args, args, skipped)
+        if _results(reduced.request) == expected:
+            plan = reduced
     plan.targets, plan.returns = _route(writes, expected, args)
     flat = _flat(expected)
     if any(0 in shape for _, shape, _ in plan.request["tensors"]):
@@ -279,6 +275,53 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
         return plan
     _parameterize(op, schema_args, numbers, plan, expected)
     return plan
+
+
+def _describe(plan: Plan, schema_args: list, args: list, skipped: frozenset) -> dict:
+    """Fill plan.request's arguments (and plan.inputs) from the call, leaving out the `skipped`
+    (argument, element) tensors; returns argument -> (baked value, slot type) of each number."""
+    numbers = {}
+    for i, (schema_arg, desc) in enumerate(zip(schema_args, args)):
+        number = _number(desc)
+        if number is not None:
+            numbers[i] = number
+            plan.request["args"].append(("value", number[0]))
+        elif isinstance(desc, tuple) and desc and desc[0] == "T":
+            plan.request["args"].append(_tensor_leaf(desc, plan, i, -1))
+        elif isinstance(desc, list) and desc and all(d is None or isinstance(d, tuple) for d in desc):
+            plan.request["args"].append(("list", [_tensor_leaf(d, plan, i, j) for j, d in enumerate(desc)
+                                                  if (i, j) not in skipped]))
+        elif "ScalarType" in str(schema_arg.type) and isinstance(desc, int):
+            plan.request["args"].append(("value", SCALAR_TYPES[desc]))
+        else:
+            plan.request["args"].append(("value", desc))
+    return numbers
+
+
+def _check_factory(schema_args: list, args: list) -> None:
+    """A call with no NPU tensor compiles only as a factory whose result goes on the current device
+    (its out= form, or OpCommand under a device guard, see csrc/aten/AllocOps.cpp): the dispatcher
+    places a kernel with no tensor argument there, so a device named in the call would be ignored."""
+    options = {a.name: desc for a, desc in zip(schema_args, args) if a.kwarg_only and a.name in TENSOR_OPTIONS}
+    if "device" not in options:
+        raise PlanError("the call has no NPU tensor")
+    named = {name: desc for name, desc in options.items() if name != "dtype" and desc not in (None, False)}
+    if named:
+        raise PlanError(f"a factory compiles for the current device with default options; this call gives {named}")
+
+
+def _skipped_empty_elements(op: torch._ops.OpOverload, args: list) -> frozenset:
+    """The (argument, element) list tensors `op` ignores because they are empty - cat skips 1-d
+    empty tensors (a KV cache starts as one) - unless every element is one (an empty result)."""
+    if op not in SKIPS_EMPTY_1D:
+        return frozenset()
+    skipped = set()
+    for i, desc in enumerate(args):
+        if isinstance(desc, list):
+            empties = {(i, j) for j, d in enumerate(desc) if isinstance(d, tuple) and d[0] == "T" and tuple(d[2]) == (0,)}
+            if len(empties) < len(desc):
+                skipped |= empties
+    return frozenset(skipped)
 
 
 def _is_float_or_scalar(schema_type: torch._C.JitType) -> bool:

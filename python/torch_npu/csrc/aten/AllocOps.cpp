@@ -1,6 +1,6 @@
 // Native PrivateUse1 kernels that allocate or re-point storage: empty, empty_strided,
-// resize_, set_ (every overload), record_stream, and whether `t.data = npu_tensor` may
-// re-point a tensor (_has_compatible_shallow_copy_type). m.impl kernels get no automatic
+// resize_, set_ (every overload), record_stream, arange's out= form, and whether
+// `t.data = npu_tensor` may re-point a tensor (_has_compatible_shallow_copy_type). m.impl kernels get no automatic
 // device guard, so each allocating kernel sets one.
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
@@ -11,6 +11,7 @@
 #include "torch_npu/csrc/core/NpuAllocator.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
+#include "torch_npu/csrc/eager/OpCommand.h"
 
 namespace torch_npu {
 namespace {
@@ -121,6 +122,25 @@ bool hasCompatibleShallowCopyType(const at::Tensor& self, const at::Tensor& from
   return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
 }
 
+// torch.arange(..., device="npu") reaches this through its composite. A kernel with no tensor
+// input cannot see `out`, so the compiled call is the functional arange.start_step with out's
+// dtype (part of the key) on out's device (the guard). fp16/bf16 values are computed in float, as
+// the CPU kernel accumulates them, and rounded once by the copy into `out`.
+at::Tensor& arangeOut(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, at::Tensor& out) {
+  c10::DeviceGuard guard(out.device());
+  at::ScalarType dtype = out.scalar_type();
+  at::ScalarType compute = dtype == at::kHalf || dtype == at::kBFloat16 ? at::kFloat : dtype;
+  eager::OpCommand()
+      .Name("aten::arange.start_step")
+      .Attr("start", start)
+      .Attr("end", end)
+      .Attr("step", step)
+      .Attr("dtype", compute)
+      .Output(out)
+      .Run();
+  return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(hasCompatibleShallowCopyType));
   m.impl("empty.memory_format", TORCH_FN(empty));
@@ -131,6 +151,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Tensor", TORCH_FN(setTensor));
   m.impl("set_", TORCH_FN(setEmpty));
   m.impl("record_stream", TORCH_FN(recordStream));
+  m.impl("arange.start_out", TORCH_FN(arangeOut));
 }
 
 }  // namespace
