@@ -143,10 +143,15 @@ def outline(group, func: ir.OpView, fname: str, names: set[str], only_type: ir.T
         launch = LaunchOp(ir.FlatSymbolRefAttr.get(name), inputs, [v.type for v in outputs])
     launch.operation.move_after(last.operation)
     _move_late_users(group, members, launch)
+    if keep:
+        # The group stays for the next type's copy: its own ops keep reading the values it computes.
+        for old, new in zip(outputs, launch.results):
+            for use in list(old.uses):
+                if use.owner not in members:
+                    use.owner.operands[use.operand_number] = new
+        return True
     for old, new in zip(outputs, launch.results):
         old.replace_all_uses_with(new)
-    if keep:
-        return True
     for op in reversed(group.ops):
         op.operation.erase()
     # The host's copies of the cloned scalar chain are dead once their last reader moved in.
