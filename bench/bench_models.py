@@ -4,7 +4,9 @@ Models (random init, small configs): Hugging Face transformers Llama and GPT-2 c
 torchvision ResNet-18, timm ViT. Each trains STEPS AdamW steps from the same weights on npu and on
 the CPU; per model the bench prints the largest relative error (norm) of a parameter gradient
 after the first backward, the loss of each step on both devices and their largest difference,
-the eval-mode loss after training (batch norm uses its running statistics there), the ops that ran on the CPU fallback (there should be none), and the first-step and
+the eval-mode loss after training (batch norm uses its running statistics there), the same losses of
+the training in float64 on the CPU (the yardstick when npu and CPU float32 differ: see
+losses_agree()), the ops that ran on the CPU fallback (there should be none), and the first-step and
 steady-state (median of the steps after the second) step time of npu eager against torch CPU eager
 on the same threads.
 
@@ -45,6 +47,12 @@ GRAD_RTOL = 1e-3  # float32 gradients of one backward: summation order differs b
 # Losses after several AdamW steps (which normalise each gradient element, so rounding differences in
 # near-zero elements grow), relative to max(|cpu loss|, LOSS_FLOOR): near-zero losses compare absolutely.
 LOSS_RTOL, LOSS_FLOOR = 1e-2, 0.1
+# A loss further than LOSS_RTOL from the CPU's still agrees when it is no further from the same
+# training in float64 than the CPU's float32 losses have been by then: the two float32 runs differ by
+# rounding that the training amplifies. ResNet-18 here (batch norm over 4 samples at 1x1 in layer4,
+# AdamW normalising near-zero gradients) is chaotic: scaling its initial weights by (1 + 1e-7 N(0,1))
+# moves its step-4 loss from 0.2837 to 0.2623 on the CPU, and float64 gives 0.2622; every aten op of a
+# step, optimizer included, is as close to float64 on npu as on the CPU (checked op by op).
 # The minimal set the model classes import (transformers pulls in the hub client at import time).
 PINS = ("transformers==5.24.0", "huggingface-hub==2.4.0", "httpx2==2.16.2", "httpcore2==2.16.2", "h11==0.16.0",
         "idna==3.20", "truststore==0.10.5", "safetensors==0.8.0", "tqdm==4.70.1", "pyyaml==6.0.4",
@@ -131,6 +139,17 @@ def train(model: torch.nn.Module, batch: Batch, loss_fn: LossFn,
     return losses, times, [g.cpu() for g in first_grads]
 
 
+def losses_agree(npu: list[float], cpu: list[float], exact: list[float]) -> bool:
+    """Each npu float32 loss matches the CPU's, or is no further from float64 than the CPU's float32
+    losses have been up to that step."""
+    drift = 0.0
+    for n, c, e in zip(npu, cpu, exact):
+        drift = max(drift, abs(c - e))
+        if abs(n - c) / max(abs(c), LOSS_FLOOR) > LOSS_RTOL and abs(n - e) > drift:
+            return False
+    return True
+
+
 def eval_loss(model: torch.nn.Module, batch: Batch, loss_fn: LossFn, device: str) -> float:
     with torch.no_grad():
         return loss_fn(model.eval(), tuple(t.to(device) for t in batch)).item()
@@ -173,7 +192,9 @@ def profile(model: torch.nn.Module, batch: Batch, loss_fn: LossFn) -> None:
 def bench(name: str, with_profile: bool) -> bool:
     torch.manual_seed(0)
     model, batch, loss_fn = MODELS[name]()
-    npu_model = copy.deepcopy(model)
+    npu_model, exact_model = copy.deepcopy(model), copy.deepcopy(model).double()
+    exact_batch = tuple(t.double() if t.is_floating_point() else t for t in batch)
+    exact_losses = train(exact_model, exact_batch, loss_fn, "cpu")[0]
     cpu_losses, cpu_ms, cpu_grads = train(model, batch, loss_fn, "cpu")
     torch.npu.reset_eager_stats()
     npu_losses, npu_ms, npu_grads = train(npu_model, batch, loss_fn, "npu")
@@ -182,15 +203,18 @@ def bench(name: str, with_profile: bool) -> bool:
     diff = lambda a, b: abs(a - b) / max(abs(b), LOSS_FLOOR)
     worst = max(diff(a, b) for a, b in zip(npu_losses, cpu_losses))
     cpu_eval, npu_eval = eval_loss(model, batch, loss_fn, "cpu"), eval_loss(npu_model, batch, loss_fn, "npu")
+    exact_eval = eval_loss(exact_model, exact_batch, loss_fn, "cpu")
     eval_diff = diff(npu_eval, cpu_eval)
     steady_cpu, steady_npu = statistics.median(cpu_ms[2:]), statistics.median(npu_ms[2:])
-    ok = grad_err <= GRAD_RTOL and worst <= LOSS_RTOL and eval_diff <= LOSS_RTOL
+    ok = grad_err <= GRAD_RTOL and losses_agree(npu_losses + [npu_eval], cpu_losses + [cpu_eval],
+                                                exact_losses + [exact_eval])
     print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, {STEPS} AdamW steps, "
           f"{torch.get_num_threads()} CPU threads")
     print(f"  first-step gradients: max relative error {grad_err:.1e} over {len(cpu_grads)} parameters")
     print(f"  train loss npu {' '.join(f'{x:.4f}' for x in npu_losses)}")
     print(f"  train loss cpu {' '.join(f'{x:.4f}' for x in cpu_losses)}   max diff {worst:.1e}")
-    print(f"  eval loss  npu {npu_eval:.4f}  cpu {cpu_eval:.4f}   diff {eval_diff:.1e}   "
+    print(f"  float64    cpu {' '.join(f'{x:.4f}' for x in exact_losses)}")
+    print(f"  eval loss  npu {npu_eval:.4f}  cpu {cpu_eval:.4f}  float64 {exact_eval:.4f}   diff {eval_diff:.1e}   "
           f"parity {'ok' if ok else 'MISMATCH'}")
     print(f"  fallback ops: {', '.join(f'{op} x{n}' for op, n in sorted(fallbacks.items())) or 'none'}")
     print(f"  first step  npu {npu_ms[0]:9.1f} ms  cpu {cpu_ms[0]:8.1f} ms")
