@@ -5,15 +5,18 @@ torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fuse
   --(5 assign_formats)--> NZ / NC1HWC0 / FRACTAL_Z operands --(6 outline_kernels)--> ascend.kernel
   + ascend.launch --(7 tile_kernels)--> tiling records --(8 plan_memory)--> buffer offsets
   --(9 lower_tiles)--> tile-level ops --> emitters (npu-translate: ascendc, acl).
-Stage 7 first verifies that the host function computes nothing (ascend-verify-host): every op
-left outside a kernel is an error, never a silent host computation.
+Stage 6 outlines every computation: ascend ops into fused kernels, and the upstream ops raising
+leaves alone (gathers, value+index reductions, tensor.concat / pad / extract_slice, pooling) into
+`opaque` kernels whose body keeps them (the sim builds them; they have no AscendC yet). Stage 7
+first verifies that the host function computes nothing (ascend-verify-host): every op left
+outside a kernel is an error, never a silent host computation.
 
 The eager compile worker runs stages 2-8 and builds each tiled kernel twice (targets/
 launch_list.py): the sim target's .so the runtime launches (block_dim from the tiling record) and
-AscendC + ACL source; the host function becomes the record's launch list. A call the pipeline
-cannot take yet is still built by the sim target straight from linalg (targets/sim/build.py),
-with the refusal as its reason; eager_stats() counts both per op and bench/bench_pipeline.py
-measures the share, so the remaining gap is visible.
+AscendC + ACL source; the host function becomes the record's launch list. The few calls the
+pipeline still refuses (bench/bench_pipeline.py lists them: a tile that does not fit UB, a
+launch list that cannot alias a strided input) are built by the sim target straight from linalg
+(targets/sim/build.py), with the refusal as its reason; eager_stats() counts both per op.
 
 Each stage is a function from the shared `PipelineOptions` to pipeline elements (pass names as
 npu-opt knows them), so `pipeline_text(options)` reproduces any compile with `npu-opt`.

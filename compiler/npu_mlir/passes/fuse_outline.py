@@ -16,6 +16,7 @@ from above.
 from torch_mlir import ir
 
 from ..dialects.ascend import KernelOp, LaunchOp, YieldOp
+from ..analysis.host_function import VIEW_OPS
 from .fuse_groups import FREE_OPS
 
 
@@ -30,7 +31,7 @@ def _scalar_chain(v: ir.Value) -> list[ir.Operation] | None:
         return None
     if _is_scalar_read(owner.operation):
         return [owner.operation]
-    if not owner.operation.name.startswith("arith.") or len(owner.results) != 1:
+    if not owner.operation.name.startswith(("arith.", "math.")) or len(owner.results) != 1:
         return None
     chain: list[ir.Operation] = []
     for operand in owner.operands:
@@ -68,9 +69,15 @@ def _captured(op: ir.Operation) -> list[ir.Value]:
 
 
 def _free_def(v: ir.Value) -> list[ir.Operation] | None:
+    """A constant or tensor.empty, or a reshape of one (defs first): cloned, never an argument."""
     owner = v.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name in FREE_OPS:
+    if not isinstance(owner, ir.OpView):
+        return None
+    if owner.operation.name in FREE_OPS:
         return [owner.operation]
+    if owner.operation.name in VIEW_OPS:
+        inner = _free_def(owner.operands[0])
+        return None if inner is None else inner + [owner.operation]
     return None
 
 

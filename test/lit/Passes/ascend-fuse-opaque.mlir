@@ -122,3 +122,21 @@ func.func @checked_gather(%arg0: tensor<4x8xf32>, %arg1: tensor<4x3xi64>) -> ten
   } -> tensor<4x3xf32>
   return %1 : tensor<4x3xf32>
 }
+
+// -----
+
+// A reshaped tensor.empty read by an opaque op is cloned with its reshape (a launch list has no
+// buffer for an empty).
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: ^bb0(%{{.*}}: tensor<4x8xf32>):
+// CHECK: tensor.empty() : tensor<32xf32>
+// CHECK: tensor.expand_shape
+// CHECK: linalg.copy
+// CHECK-LABEL: func.func @empty_view
+// CHECK: "ascend.launch"(%arg0)
+func.func @empty_view(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<32xf32>
+  %v = tensor.expand_shape %e [[0, 1]] output_shape [4, 8] : tensor<32xf32> into tensor<4x8xf32>
+  %0 = linalg.copy ins(%arg0 : tensor<4x8xf32>) outs(%v : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
