@@ -192,6 +192,9 @@ constexpr int64_t kUtilizationWindowNs = int64_t(NPURT_UTILIZATION_WINDOW_MS) * 
 
 std::atomic<bool> stoppedDevices[kMaxDevices];
 std::atomic<uint32_t> opTimeoutMs{0};
+// Busy intervals cost a lock and a clock read per task, so they are logged only once
+// someone asked for utilization (its first answer covers the time since).
+std::atomic<bool> utilizationTracked{false};
 
 // When a device's streams were running something: closed intervals within the window,
 // and the start of the open one while `running` streams are busy.
@@ -235,14 +238,17 @@ int64_t kernelDeadlineNs() {
 }
 
 void noteTaskStarted(int32_t device) {
+  if (!utilizationTracked.load(std::memory_order_relaxed)) return;
   BusyLog& log = busyLog(device);
   std::lock_guard<std::mutex> lock(log.mutex);
   if (log.running++ == 0) log.openSince = steadyNowNs();
 }
 
 void noteTaskFinished(int32_t device) {
+  if (!utilizationTracked.load(std::memory_order_relaxed)) return;
   BusyLog& log = busyLog(device);
   std::lock_guard<std::mutex> lock(log.mutex);
+  if (log.running == 0) return;  // started before tracking began
   if (--log.running > 0) return;
   int64_t now = steadyNowNs();
   if (!log.closed.empty() && log.closed.back().second >= log.openSince) {
@@ -332,6 +338,7 @@ uint32_t npurtOpExecuteTimeoutMs(void) { return npurt::opTimeoutMs.load(); }
 aclError npurtDeviceUtilization(int32_t deviceId, int32_t* percent) {
   if (percent == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "npurtDeviceUtilization: percent is null");
   if (aclError rc = npurt::checkDevice(deviceId, "npurtDeviceUtilization")) return rc;
+  npurt::utilizationTracked.store(true);
   npurt::BusyLog& log = npurt::busyLog(deviceId);
   std::lock_guard<std::mutex> lock(log.mutex);
   int64_t now = npurt::steadyNowNs();

@@ -69,7 +69,8 @@ def set_op_timeout_ms(timeout_ms: int) -> None:
 def utilization(device: _DeviceLike = None) -> int:
     r"""Percent of the last 100 ms during which at least one stream of ``device`` was running
     a task (a kernel, copy, host function or event wait), as torch.cuda.utilization reports
-    the share of its sample period with a kernel running.
+    the share of its sample period with a kernel running. The runtime logs busy time from
+    the first call on (it costs a lock per task), so the first answer covers only the time since.
 
     Args:
         device (torch.device or int, optional): the device; the current one if ``None``.

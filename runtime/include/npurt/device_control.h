@@ -34,6 +34,7 @@ uint32_t npurtOpExecuteTimeoutMs(void);
 
 // Percent of the last NPURT_UTILIZATION_WINDOW_MS milliseconds during which at least one
 // stream of the device was running a task (kernel, copy, host function, event wait).
+// Busy time is logged from the first call on (before it, a task costs one atomic load more).
 #define NPURT_UTILIZATION_WINDOW_MS 100
 aclError npurtDeviceUtilization(int32_t deviceId, int32_t* percent);
 
