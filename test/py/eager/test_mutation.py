@@ -62,6 +62,14 @@ SAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "_native_batch_norm_legit": {"running_mean": lambda: torch.randn(5), "running_var": lambda: _positive(5),
                                  "training": lambda: True, "momentum": lambda: 0.3},
     "masked_fill_.Tensor": {"value": lambda: torch.tensor(-2.5)},
+    "upsample_nearest2d.out": {"self": lambda: torch.randn(1, 2, 3, 4), "output_size": lambda: [6, 8]},
+    "upsample_nearest3d.out": {"self": lambda: torch.randn(1, 2, 2, 3, 4), "output_size": lambda: [4, 6, 8]},
+    "upsample_nearest2d_backward.grad_input": {"grad_output": lambda: torch.randn(1, 2, 6, 8),
+                                               "output_size": lambda: [6, 8], "input_size": lambda: [1, 2, 3, 4]},
+    "upsample_nearest3d_backward.grad_input": {"grad_output": lambda: torch.randn(1, 2, 4, 6, 8),
+                                               "output_size": lambda: [4, 6, 8],
+                                               "input_size": lambda: [1, 2, 2, 3, 4]},
+    "replication_pad3d.out": {"self": lambda: torch.randn(1, 2, 3, 4, 5), "padding": lambda: [1, 1, 2, 0, 1, 2]},
 }
 BY_NAME: dict[str, Callable[[], Any]] = {
     "mask": lambda: torch.rand(SHAPE) > 0.5,
