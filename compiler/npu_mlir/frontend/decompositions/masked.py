@@ -8,7 +8,8 @@ Each rewrite here states the op over one extra axis and reduces it away:
   * src[j] (scatter keeps the last j that hits c, as the CPU's serial loop does);
 - topk / sort / kthvalue / nanmedian: each element's rank is the count of elements ordered before
   it (NaN largest, ties by position, so the order is stable); the k-th output is the element of rank k;
-- bucketize counts the boundaries below each value; isin compares with every test element.
+- cummax / cummin: the running extreme over k <= j, its index the last k <= j holding it;
+- bucketize / searchsorted count the boundaries below each value; isin compares with every test element.
 The comparison fuses into the reduction as its producer, so the extra axis is never stored; the
 work is quadratic in the scanned/sorted length, linear in everything else. Half-precision sums
 accumulate in float32, as torch's CPU kernels do. Imported by retrace.py.
@@ -72,6 +73,8 @@ def _scatter_layout(self: torch.Tensor, dim: int, index: torch.Tensor) -> int:
 
 
 def scatter_add(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    if self.dim() == 0 and index.dim() == 0:  # one element, index 0 (cummax's gradient of a 0-d input)
+        return scatter_add(self.reshape(1), 0, index.reshape(1), src.reshape(1)).reshape(())
     dim = _scatter_layout(self, dim, index)
     src = src[tuple(slice(0, s) for s in index.shape)]
     hit = _hits(index, dim, self.shape[dim])
@@ -271,6 +274,39 @@ def bucketize(self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool =
     return _count_before(boundaries, self, right).to(torch.int32 if out_int32 else torch.int64)
 
 
+def searchsorted(sorted_sequence: torch.Tensor, self: torch.Tensor, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, sorter: torch.Tensor | None = None) -> torch.Tensor:
+    if sorter is not None:
+        sorted_sequence = torch.gather(sorted_sequence, -1, sorter)
+    counts = _count_before(sorted_sequence, self, right or side == "right")
+    return counts.to(torch.int32 if out_int32 else torch.int64)
+
+
+def _cumulative_extreme(largest: bool) -> Callable:
+    """cummax / cummin as the CPU's serial loop: `x >= best` (<= for cummin) takes x, so ties keep
+    the last index; a NaN takes over and stays (a later NaN takes its index)."""
+    def rewrite(self: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.dim() == 0:
+            return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+        x = self.movedim(dim, -1)
+        n = x.shape[-1]
+        upto = _positions(n, x.device, -2) <= _positions(n, x.device, -1)  # [k, j]: k is seen by j
+        terms = x.unsqueeze(-1)
+        neutral = _extreme(x.dtype, largest=not largest)
+        seen = torch.where(upto, terms, neutral)
+        best = seen.amax(-2) if largest else seen.amin(-2)
+        if x.is_floating_point():
+            nan_seen = (upto & torch.isnan(terms)).any(-2)
+            best = torch.where(nan_seen, float("nan"), best)
+            same = (terms == best.unsqueeze(-2)) | (torch.isnan(terms) & torch.isnan(best.unsqueeze(-2)))
+        else:
+            same = terms == best.unsqueeze(-2)
+        index = torch.where(upto & same, _positions(n, x.device, -2), -1).amax(-2)
+        return best.to(self.dtype).movedim(-1, dim), index.movedim(-1, dim)
+
+    return rewrite
+
+
 def isin(elements: torch.Tensor, test_elements: torch.Tensor, *, assume_unique: bool = False,
          invert: bool = False) -> torch.Tensor:
     found = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
@@ -293,5 +329,8 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.max_unpool2d.default: max_unpool,
     aten.max_unpool3d.default: max_unpool,
     aten.bucketize.Tensor: bucketize,
+    aten.searchsorted.Tensor: searchsorted,
+    aten.cummax.default: _cumulative_extreme(largest=True),
+    aten.cummin.default: _cumulative_extreme(largest=False),
     aten.isin.Tensor_Tensor: isin,
 }

@@ -21,6 +21,8 @@ from npu_mlir.frontend.decompositions.batch_norm import RETRACED as _BATCH_NORM
 from npu_mlir.frontend.decompositions.conv_gemm import RETRACED as _CONVOLUTION
 from npu_mlir.frontend.decompositions.masked import MASKED
 from npu_mlir.frontend.decompositions.pooling import RETRACED as _POOLING
+from npu_mlir.frontend.decompositions.resampling import RESAMPLING
+from npu_mlir.frontend.decompositions.special import SPECIAL
 from npu_mlir.frontend.decompositions.scaled_pointwise import RETRACED as _SCALED_POINTWISE
 
 aten = torch.ops.aten
@@ -202,6 +204,54 @@ def _promoted_comparison(op: torch._ops.OpOverload) -> Callable:
     return rewrite
 
 
+def _shrunk(self: torch.Tensor, lambd: float | torch.Tensor) -> torch.Tensor:
+    """Where hardshrink/softshrink pass the gradient: outside [-lambd, lambd] (NaN included)."""
+    return ~((self >= -lambd) & (self <= lambd))
+
+
+def shrink_backward(grad_output: torch.Tensor, self: torch.Tensor, lambd: float | torch.Tensor) -> torch.Tensor:
+    return torch.where(_shrunk(self, lambd), grad_output, 0).to(grad_output.dtype)
+
+
+def hardshrink(self: torch.Tensor, lambd: float | torch.Tensor = 0.5) -> torch.Tensor:
+    return torch.where(_shrunk(self, lambd), self, 0).to(self.dtype)
+
+
+def softshrink(self: torch.Tensor, lambd: float | torch.Tensor = 0.5) -> torch.Tensor:
+    # x * 0 keeps a NaN, as the CPU kernel's `a * 0`.
+    return torch.where(self > lambd, self - lambd, torch.where(self < -lambd, self + lambd, self * 0)).to(self.dtype)
+
+
+def prelu_kernel(self: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    return torch.where(self > 0, self, weight * self)
+
+
+def prelu_kernel_backward(grad_output: torch.Tensor, self: torch.Tensor,
+                          weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # The weight's gradient in the broadcast shape: autograd sums it down to the weight's shape.
+    positive = self > 0
+    return torch.where(positive, grad_output, weight * grad_output), torch.where(positive, 0, self * grad_output)
+
+
+def linalg_cross(self: torch.Tensor, other: torch.Tensor, *, dim: int = -1) -> torch.Tensor:
+    a, b = torch.broadcast_tensors(self, other)
+    a0, a1, a2 = (a.narrow(dim, i, 1) for i in range(3))
+    b0, b1, b2 = (b.narrow(dim, i, 1) for i in range(3))
+    return torch.cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+
+def repeat(self: torch.Tensor, repeats: list[int]) -> torch.Tensor:
+    # torch-mlir's repeat lowering divides by zero in the compile worker (SIGFPE): each repeated
+    # dim becomes an expanded leading copy axis, flattened into it.
+    sizes = [1] * (len(repeats) - self.dim()) + list(self.shape)
+    spread, expanded, flat = [], [], []
+    for count, size in zip(repeats, sizes):
+        spread += [1, size]
+        expanded += [count, size]
+        flat.append(count * size)
+    return self.reshape(spread).expand(expanded).reshape(flat).clone()
+
+
 RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.argmax.default: _arg_extreme(aten.argmax.default),
     aten.argmin.default: _arg_extreme(aten.argmin.default),
@@ -209,6 +259,17 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.gelu_backward.default: gelu_backward,
     aten.nll_loss_forward.default: nll_loss_forward,
     aten.nll_loss_backward.default: nll_loss_backward,
+    # nll_loss_forward/backward take any trailing dims: classes are dim 1 from two dims up.
+    aten.nll_loss2d_forward.default: nll_loss_forward,
+    aten.nll_loss2d_backward.default: nll_loss_backward,
+    aten.hardshrink_backward.default: shrink_backward,
+    aten.softshrink_backward.default: shrink_backward,
+    aten.softshrink.default: softshrink,
+    aten.hardshrink.default: hardshrink,
+    aten._prelu_kernel.default: prelu_kernel,
+    aten._prelu_kernel_backward.default: prelu_kernel_backward,
+    aten.linalg_cross.default: linalg_cross,
+    aten.repeat.default: repeat,
     aten.embedding_dense_backward.default: embedding_dense_backward,
     **{op: _promoted_comparison(op) for op in (aten.eq.Tensor, aten.ne.Tensor, aten.lt.Tensor, aten.le.Tensor,
                                                 aten.gt.Tensor, aten.ge.Tensor)},
@@ -223,6 +284,8 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.angle.default: angle,
     aten.addmv.default: addmv,
     **MASKED,
+    **RESAMPLING,
+    **SPECIAL,
 }
 
 # Batch norm's rewrites live with the facts about its running statistics.
