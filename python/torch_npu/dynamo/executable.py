@@ -21,7 +21,7 @@ from npu_mlir.frontend.fx_graph import GraphDescriptionError, describe
 from torch_npu import _C
 from torch_npu.dynamo import stats
 from torch_npu.eager import disk_cache
-from torch_npu.eager.workers import pool
+from torch_npu.eager.workers import CompileRejected, pool
 
 aten = torch.ops.aten
 # Ops whose result is a view of their first argument (the only tensor argument they take).
@@ -141,11 +141,19 @@ class GraphExecutable:
             request = {"kind": "graph", "graph": description, "name": f"graph_{digest}",
                        "cache_dir": str(disk_cache.version_dir())}
             start = time.perf_counter()
-            record = pool().compile(request)
-            stats.count("compile_ms", (time.perf_counter() - start) * 1e3)
+            try:
+                record = pool().compile(request)
+            except CompileRejected as err:
+                # A refusal is kept too: a warm start splits where the cold one did without asking again.
+                disk_cache.store(key, {"launches": [], "rejected": str(err)})
+                raise
+            finally:
+                stats.count("compile_ms", (time.perf_counter() - start) * 1e3)
             disk_cache.store(key, record)
         else:
             stats.count("cache_hits")
+            if "rejected" in record:
+                raise CompileRejected(record["rejected"])
         self.compiled = _C._CompiledGraph(record, self._aliases(record, mutations), len(self.inputs))
         self.launches = self.compiled.launch_count
         stats.count("graphs_compiled")
