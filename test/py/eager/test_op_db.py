@@ -428,6 +428,8 @@ PASSING = {
     "unbind": ('float16', 'bfloat16'),
     "unbind_copy": ('float16', 'bfloat16'),
     "unflatten": ('float16', 'bfloat16'),
+    "unfold": ('float16', 'bfloat16'),
+    "unfold_copy": ('float16', 'bfloat16'),
     "unsafe_chunk": ('float16', 'bfloat16'),
     "unsafe_split": ('float16', 'bfloat16'),
     "unsqueeze": ('float16', 'bfloat16'),

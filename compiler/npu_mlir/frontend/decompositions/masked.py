@@ -8,6 +8,7 @@ Each rewrite here states the op over one extra axis and reduces it away:
   * src[j] (scatter keeps the last j that hits c, as the CPU's serial loop does);
 - topk / sort / kthvalue / nanmedian: each element's rank is the count of elements ordered before
   it (NaN largest, ties by position, so the order is stable); the k-th output is the element of rank k;
+- index_select / index_add: out[c] = sum_j (index[j] == c) * x[j] along the dim;
 - cummax / cummin: the running extreme over k <= j, its index the last k <= j holding it;
 - bucketize / searchsorted count the boundaries below each value; isin compares with every test element.
 The comparison fuses into the reduction as its producer, so the extra axis is never stored; the
@@ -307,6 +308,33 @@ def _cumulative_extreme(largest: bool) -> Callable:
     return rewrite
 
 
+def index_select(self: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
+    # A comparison with every position, not a gather: nothing indexes at trace time (the worker's
+    # example index values need not be in range) and inf/NaN rows stay exact (no 0 * inf).
+    if self.dim() == 0:
+        return self.clone()  # the one element; torch keeps the 0-d shape for a one-element index
+    dim %= self.dim()
+    rows = index.reshape(-1)
+    hit = rows.unsqueeze(-1) == torch.arange(self.shape[dim], device=self.device)  # [L, C]
+    x = self.movedim(dim, -1).unsqueeze(-2)  # [..., 1, C]
+    picked = torch.where(hit, x, 0).sum(-1).to(self.dtype)  # [..., L]
+    return picked.movedim(-1, dim)
+
+
+def index_add(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor,
+              *, alpha: float = 1) -> torch.Tensor:
+    if self.dim() == 0:
+        return (_accumulated(self) + alpha * _accumulated(source).reshape(())).to(self.dtype)
+    dim %= self.dim()
+    rows = index.reshape(-1)
+    hit = rows.unsqueeze(-1) == torch.arange(self.shape[dim], device=self.device)  # [L, C]
+    src = _accumulated(source.reshape(self.shape[:dim] + (rows.shape[0],) + self.shape[dim + 1:]))
+    added = torch.where(hit, src.movedim(dim, -1).unsqueeze(-1), 0).sum(-2)  # [..., C]
+    if alpha != 1:
+        added = added * alpha
+    return (_accumulated(self) + added.movedim(-1, dim)).to(self.dtype)
+
+
 def isin(elements: torch.Tensor, test_elements: torch.Tensor, *, assume_unique: bool = False,
          invert: bool = False) -> torch.Tensor:
     found = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
@@ -330,6 +358,8 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.max_unpool3d.default: max_unpool,
     aten.bucketize.Tensor: bucketize,
     aten.searchsorted.Tensor: searchsorted,
+    aten.index_select.default: index_select,
+    aten.index_add.default: index_add,
     aten.cummax.default: _cumulative_extreme(largest=True),
     aten.cummin.default: _cumulative_extreme(largest=False),
     aten.isin.Tensor_Tensor: isin,
