@@ -150,26 +150,6 @@ __all__ += ["compile_stats", "reset_compile_stats"]
 from torch_npu.npu import blas as _blas  # noqa: E402
 from torch_npu.npu import device_control as _device_control  # noqa: E402
 from torch_npu.npu import external_event as _external_event  # noqa: E402
-from torch_npu.npu import npurt as _npurt  # noqa: E402
-from torch_npu.npu import obfuscation as _obfuscation  # noqa: E402
-from torch_npu.npu import overflow as _overflow  # noqa: E402
-from torch_npu.npu import sync_launch_stream as _sync_launch_stream  # noqa: E402
-from torch_npu.npu.blas import *  # noqa: E402,F403
-from torch_npu.npu.device_control import *  # noqa: E402,F403
-from torch_npu.npu.external_event import *  # noqa: E402,F403
-from torch_npu.npu.npurt import *  # noqa: E402,F403
-from torch_npu.npu.obfuscation import *  # noqa: E402,F403
-from torch_npu.npu.overflow import *  # noqa: E402,F403
-from torch_npu.npu.sync_launch_stream import *  # noqa: E402,F403
-
-__all__ += [
-    *_blas.__all__, *_device_control.__all__, *_external_event.__all__, *_npurt.__all__, *_obfuscation.__all__,
-    *_overflow.__all__, *_sync_launch_stream.__all__,
-]
-
-from torch_npu.npu import blas as _blas  # noqa: E402
-from torch_npu.npu import device_control as _device_control  # noqa: E402
-from torch_npu.npu import external_event as _external_event  # noqa: E402
 from torch_npu.npu import npu_runtime as _npu_runtime  # noqa: E402
 from torch_npu.npu import obfuscation as _obfuscation  # noqa: E402
 from torch_npu.npu import overflow as _overflow  # noqa: E402
