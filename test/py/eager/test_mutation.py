@@ -22,6 +22,7 @@ import torch_npu._C as _C
 from torch_npu.eager import miss
 from npu_mlir.frontend.kernel_build import resolve_op
 from torch_npu.eager.plan import UNSTATED_WRITES, PlanError, functional_of
+from op_db_parity import TOL  # the same dtype tolerances as the op_db numbers
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "python" / "torch_npu" / "csrc" / "aten"))
@@ -233,7 +234,7 @@ def _check(name: str) -> None:
     for i in _written(schema):
         arg = schema.arguments[i].name
         for got, want in zip(_tensors(npu_args[arg]), _tensors(cpu_args[arg]), strict=True):
-            torch.testing.assert_close(got.cpu(), want, equal_nan=True, msg=lambda m: f"{name} wrote {arg}: {m}")
+            torch.testing.assert_close(got.cpu(), want, equal_nan=True, **TOL.get(want.dtype, {}), msg=lambda m: f"{name} wrote {arg}: {m}")
         if not schema.arguments[i].is_out:  # written in place: the same memory
             assert [t.data_ptr() for t in _tensors(npu_args[arg])] == before[arg], f"{name} moved {arg}"
     cpu_returns = cpu_out if isinstance(cpu_out, tuple) else (cpu_out,)
@@ -244,7 +245,7 @@ def _check(name: str) -> None:
         if owner is not None:
             assert got is npu_args[owner], f"{name} return {r} is not the npu {owner} itself"
         for g, w in zip(_tensors(got), _tensors(want), strict=True):
-            torch.testing.assert_close(g.cpu(), w, equal_nan=True, msg=lambda m: f"{name} return {r}: {m}")
+            torch.testing.assert_close(g.cpu(), w, equal_nan=True, **TOL.get(w.dtype, {}), msg=lambda m: f"{name} return {r}: {m}")
 
 
 def test_the_walk_covers_the_writing_ops():
