@@ -16,6 +16,7 @@
 #include "torch_npu/csrc/core/NpuDevice.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
+#include "torch_npu/csrc/npu/OverflowCheck.h"
 
 namespace torch_npu {
 namespace {
@@ -200,6 +201,19 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std
   const size_t numReturns = schema.returns().size();
   const size_t retBase = stack->size() - numReturns;
   for (size_t i = 0; i < numReturns; ++i) (*stack)[retBase + i] = call.returnToNpu((*stack)[retBase + i]);
+  if (overflowCheckArmed()) {  // a fallback op's inf/nan sets the flag as a kernel's does
+    std::vector<at::Tensor> results;
+    for (size_t i = 0; i < numReturns; ++i) {
+      const c10::IValue& value = (*stack)[retBase + i];
+      if (value.isTensor() && isNpu(value.toTensor())) results.push_back(value.toTensor());
+      if (value.isTensorList()) {
+        for (const at::Tensor& t : value.toTensorVector()) {
+          if (isNpu(t)) results.push_back(t);
+        }
+      }
+    }
+    if (!results.empty()) checkResultsForOverflow(results, getCurrentStream(results.front().device().index()));
+  }
 }
 
 void npuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { runOnCpu(op, stack, ""); }
