@@ -134,36 +134,6 @@ constexpr std::chrono::milliseconds kWaitGrace{5000};
 
 }  // namespace
 
-WorkLCCL::WorkLCCL(int rank, c10d::OpType opType, std::vector<at::Tensor> outputs, c10::Device device,
-                   std::chrono::milliseconds timeout)
-    : c10d::Work(rank, opType),
-      outputs_(std::move(outputs)),
-      future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
-                                                       std::vector<c10::Device>{device})),
-      timeout_(timeout) {}
-
-bool WorkLCCL::wait(std::chrono::milliseconds timeout) {
-  const auto limit = timeout == kNoTimeout ? timeout_ : timeout;
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!cv_.wait_for(lock, limit, [this] { return completed_; })) {
-    C10_THROW_ERROR(DistBackendError,
-                    c10::str("lccl ", c10d::opTypeToString(opType_), " on rank ", rank_, " did not finish within ",
-                             limit.count(), " ms: a peer rank died or never reached this collective\n",
-                             errCode(SubModule::DIST, ErrCode::TIMEOUT)));
-  }
-  if (exception_) std::rethrow_exception(exception_);
-  return true;
-}
-
-void WorkLCCL::complete(std::exception_ptr error) {
-  finish(error);
-  if (error) {
-    future_->setError(error);
-  } else {
-    future_->markCompleted(c10::IValue(outputs_));
-  }
-}
-
 ProcessGroupLCCL::ProcessGroupLCCL(int rank, int size, c10::DeviceIndex device, std::chrono::milliseconds timeout)
     : c10d::Backend(rank, size),
       transport_(std::make_unique<lccl::Transport>(rank, size, device)),
@@ -225,7 +195,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::enqueue(c10d::OpType type, std:
   }
   op->published = std::move(published);
   if (collective) op->seq = nextSeq_++;
-  auto work = c10::make_intrusive<WorkLCCL>(rank_, type, op->targets, c10::Device(c10::DeviceType::PrivateUse1, device_),
+  auto work = c10::make_intrusive<CollectiveWork>("lccl", rank_, type, op->targets, c10::Device(c10::DeviceType::PrivateUse1, device_),
                                             timeout_ + kWaitGrace);
   aclrtEvent ready = nullptr;
   NPU_CHECK_ACL(aclrtCreateEventWithFlag(&ready, ACL_EVENT_SYNC));

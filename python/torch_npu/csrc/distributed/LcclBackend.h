@@ -24,26 +24,11 @@
 #include <string>
 #include <vector>
 
+#include "torch_npu/csrc/distributed/CollectiveWork.h"
 #include "torch_npu/csrc/distributed/FifoThread.h"
 #include "torch_npu/csrc/distributed/LcclTransport.h"
 
 namespace torch_npu::distributed {
-
-class WorkLCCL : public c10d::Work {
- public:
-  WorkLCCL(int rank, c10d::OpType opType, std::vector<at::Tensor> outputs, c10::Device device,
-           std::chrono::milliseconds timeout);
-  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
-  void synchronize() override {}  // the result is in device memory when the work completes
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-  std::vector<at::Tensor> result() override { return outputs_; }
-  void complete(std::exception_ptr error);
-
- private:
-  std::vector<at::Tensor> outputs_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-  std::chrono::milliseconds timeout_;
-};
 
 class ProcessGroupLCCL : public c10d::Backend {
  public:

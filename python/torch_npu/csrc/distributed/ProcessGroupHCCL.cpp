@@ -11,7 +11,7 @@
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
-#include "torch_npu/csrc/distributed/WorkHCCL.h"
+#include "torch_npu/csrc/distributed/CollectiveWork.h"
 
 namespace torch_npu::distributed {
 namespace {
@@ -225,7 +225,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, co
   checkFormats(opType, inputs, outputs, op);
   TORCH_CHECK(starter_, "hccl ", op, ": the process group was shut down\n",
               errCode(SubModule::DIST, ErrCode::UNAVAIL));
-  auto work = c10::make_intrusive<WorkHCCL>(rank_, opType, outputs, c10::Device(c10::DeviceType::PrivateUse1, device_),
+  auto work = c10::make_intrusive<CollectiveWork>("HCCL", rank_, opType, outputs, c10::Device(c10::DeviceType::PrivateUse1, device_),
                                             timeout_ + kWaitGrace);
   aclrtEvent ready = recordReadyEvent(device_);
   // A device record on the current stream's lane, linked to the host op queuing it (null while

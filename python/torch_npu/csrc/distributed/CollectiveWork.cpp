@@ -1,4 +1,4 @@
-#include "torch_npu/csrc/distributed/WorkHCCL.h"
+#include "torch_npu/csrc/distributed/CollectiveWork.h"
 
 #include <ATen/core/jit_type.h>
 
@@ -8,21 +8,22 @@
 
 namespace torch_npu::distributed {
 
-WorkHCCL::WorkHCCL(int rank, c10d::OpType opType, std::vector<at::Tensor> outputs, c10::Device device,
-                   std::chrono::milliseconds timeout)
+CollectiveWork::CollectiveWork(std::string backend, int rank, c10d::OpType opType, std::vector<at::Tensor> outputs,
+                               c10::Device device, std::chrono::milliseconds timeout)
     : c10d::Work(rank, opType),
+      backend_(std::move(backend)),
       outputs_(std::move(outputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
                                                        std::vector<c10::Device>{device})),
       timeout_(timeout) {}
 
-bool WorkHCCL::wait(std::chrono::milliseconds timeout) {
+bool CollectiveWork::wait(std::chrono::milliseconds timeout) {
   const auto limit = timeout == kNoTimeout ? timeout_ : timeout;
   std::unique_lock<std::mutex> lock(mutex_);
   const bool finished = cv_.wait_for(lock, limit, [this] { return completed_; });
   if (!finished) {
     C10_THROW_ERROR(DistBackendError,
-                    c10::str("HCCL ", c10d::opTypeToString(opType_), " on rank ", rank_, " did not finish within ",
+                    c10::str(backend_, " ", c10d::opTypeToString(opType_), " on rank ", rank_, " did not finish within ",
                              limit.count(), " ms: a peer rank died or never reached this collective. Check that ",
                              "every rank is alive and issues the same collectives in the same order; pass a larger ",
                              "timeout= to init_process_group if ranks are only slow.\n",
@@ -33,13 +34,13 @@ bool WorkHCCL::wait(std::chrono::milliseconds timeout) {
 }
 
 // The result is in device memory before completion is signalled: nothing to order.
-void WorkHCCL::synchronize() {}
+void CollectiveWork::synchronize() {}
 
-c10::intrusive_ptr<c10::ivalue::Future> WorkHCCL::getFuture() { return future_; }
+c10::intrusive_ptr<c10::ivalue::Future> CollectiveWork::getFuture() { return future_; }
 
-std::vector<at::Tensor> WorkHCCL::result() { return outputs_; }
+std::vector<at::Tensor> CollectiveWork::result() { return outputs_; }
 
-void WorkHCCL::complete(std::exception_ptr error) {
+void CollectiveWork::complete(std::exception_ptr error) {
   finish(error);
   if (error) {
     future_->setError(error);

@@ -1,7 +1,7 @@
-// The Work handle of one ProcessGroupHCCL operation.
+// The Work handle of one hccl or lccl operation.
 //
-// It completes when the Gloo transport has finished with the CPU views of the
-// tensors' device memory. The data is then in device memory already, so anything
+// It completes when the transport (Gloo for hccl, peers' mapped memory for lccl) has finished
+// with the tensors' device memory. The data is then in device memory already, so anything
 // queued on any npu stream after wait() returns sees the result: wait() blocks the
 // calling thread, not a stream.
 #pragma once
@@ -11,16 +11,18 @@
 
 #include <chrono>
 #include <exception>
+#include <string>
 #include <vector>
 
 namespace torch_npu::distributed {
 
-class WorkHCCL : public c10d::Work {
+class CollectiveWork : public c10d::Work {
  public:
   // `outputs` are the npu tensors the future resolves to; `timeout` bounds wait()
-  // when the caller gives no timeout (the process group's timeout plus a grace period).
-  WorkHCCL(int rank, c10d::OpType opType, std::vector<at::Tensor> outputs, c10::Device device,
-           std::chrono::milliseconds timeout);
+  // when the caller gives no timeout (the process group's timeout plus a grace period);
+  // `backend` ("HCCL", "lccl") names the backend in the timeout message.
+  CollectiveWork(std::string backend, int rank, c10d::OpType opType, std::vector<at::Tensor> outputs,
+                 c10::Device device, std::chrono::milliseconds timeout);
 
   // Raises the operation's error; raises ERR02011 when it has not finished in time.
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
@@ -32,6 +34,7 @@ class WorkHCCL : public c10d::Work {
   void complete(std::exception_ptr error);
 
  private:
+  std::string backend_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   std::chrono::milliseconds timeout_;
