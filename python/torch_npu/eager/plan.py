@@ -65,7 +65,7 @@ class Plan:
     inputs: list[tuple[int, int]] = field(default_factory=list)   # (argument, list element or -1) per tensor
     params: list[tuple[int, bool]] = field(default_factory=list)  # (argument, is float) per scalar slot
     baked: list[int] = field(default_factory=list)                # arguments whose values are compiled in
-    empty_outputs: list | None = None  # [(sizes, mlir dtype)] when every input and result has no element
+    empty_outputs: list | None = None  # [(sizes, mlir dtype)] when every result has no element
     # Per kernel result: (argument, list element or -1, resizable as out=) it is written into; argument -1
     # for a fresh result.
     targets: list[tuple[int, int, bool]] = field(default_factory=list)
@@ -266,9 +266,15 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
             plan = reduced
     plan.targets, plan.returns = _route(writes, expected, args)
     flat = _flat(expected)
-    if any(0 in shape for _, shape, _ in plan.request["tensors"]):
-        if not all(0 in shape for _, shape in flat):
-            raise PlanError("an empty input with a non-empty result (e.g. a sum over nothing) is not compiled")
+    empty_input = any(0 in shape for _, shape, _ in plan.request["tensors"])
+    empty_results = [0 in shape for _, shape in flat]
+    if any(empty_results) or empty_input:
+        # A zero-size tensor must not reach torch-mlir: its lowering divides by the size (SIGFPE in
+        # the compile worker, e.g. x.repeat(0)). With every result empty there is nothing to compute,
+        # whatever the inputs; an empty tensor beside non-empty ones is left to the CPU.
+        if not all(empty_results):
+            raise PlanError("an empty input or result beside a non-empty result (e.g. a sum over nothing) "
+                            "is not compiled")
         if any(dtype not in MLIR_TYPES for dtype, _ in flat):
             raise PlanError(f"result dtypes {[str(d) for d, _ in flat]} are not supported")
         plan.empty_outputs = [(list(shape), MLIR_TYPES[dtype]) for dtype, shape in flat]
