@@ -1,8 +1,12 @@
-"""npu_fusion_attention (one compiled kernel each way) vs torch CPU scaled_dot_product_attention.
+"""Attention on npu vs torch CPU scaled_dot_product_attention, measured in the same process.
 
-Same process, same shapes (BNSD, float32): the forward alone, then forward + backward. A warm-up
-call compiles the kernels; the median of timed calls is reported, each ending in a synchronize
-(npu) so queued work is counted. `--shape B N S D` picks another size.
+Rows (BNSD, float32, no mask): torch_npu.npu_fusion_attention and F.scaled_dot_product_attention on
+npu tensors, forward alone and forward + backward, at B1 N8 S256 D64 and B1 N8 S2048 D64, each
+against CPU SDPA on the same values. Each row also prints the npu run's peak device memory
+(torch.npu.max_memory_allocated, reset before the row) next to the bytes one float32 S x S score
+matrix per head would take, which a flash kernel never holds. A warm-up call compiles the kernels;
+the median of timed calls is reported, each ending in a synchronize (npu) so queued work is counted.
+`--shape B N S D` runs one other size.
 """
 
 from __future__ import annotations
@@ -18,15 +22,17 @@ import torch.nn.functional as F
 
 import torch_npu
 
-WARMUP, TIMED = 2, 10
+SHAPES = ((1, 8, 256, 64), (1, 8, 2048, 64))
+# (warm-up, timed) calls per row; the long sequence gets fewer so the bench stays short.
+ITERATIONS = {256: (2, 10), 2048: (1, 3)}
 
 
-def median_ms(fn: Callable[[], None], sync: Callable[[], None]) -> float:
-    for _ in range(WARMUP):
+def median_ms(fn: Callable[[], None], sync: Callable[[], None], warmup: int, timed: int) -> float:
+    for _ in range(warmup):
         fn()
     sync()
     times = []
-    for _ in range(TIMED):
+    for _ in range(timed):
         start = time.perf_counter()
         fn()
         sync()
@@ -34,40 +40,63 @@ def median_ms(fn: Callable[[], None], sync: Callable[[], None]) -> float:
     return statistics.median(times)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", type=int, nargs=4, default=[1, 8, 256, 64], metavar=("B", "N", "S", "D"))
-    b, n, s, d = parser.parse_args().shape
+def rows(b: int, n: int, s: int, d: int) -> None:
+    warmup, timed = ITERATIONS.get(s, (1, 3))
     scale = d ** -0.5
-    q, k, v, dy = (torch.randn(b, n, s, d) for _ in range(4))
-    qn, kn, vn, dyn = (t.npu() for t in (q, k, v, dy))
+    gen = torch.Generator().manual_seed(0)
+    q, k, v, dy = (torch.randn(b, n, s, d, generator=gen) for _ in range(4))
+    dyn = dy.npu()
+    cpu_leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    npu_leaves = [t.npu().requires_grad_() for t in (q, k, v)]
+    npu_inputs = [t.detach() for t in npu_leaves]
 
     def cpu_forward() -> None:
         F.scaled_dot_product_attention(q, k, v, scale=scale)
 
-    def npu_forward() -> None:
-        torch_npu.npu_fusion_attention(qn, kn, vn, n, "BNSD", scale=scale)
-
-    leaves_cpu = [t.clone().requires_grad_() for t in (q, k, v)]
-    leaves_npu = [t.clone().requires_grad_() for t in (qn, kn, vn)]
-
     def cpu_train() -> None:
-        F.scaled_dot_product_attention(*leaves_cpu, scale=scale).backward(dy)
+        F.scaled_dot_product_attention(*cpu_leaves, scale=scale).backward(dy)
 
-    def npu_train() -> None:
-        torch_npu.npu_fusion_attention(*leaves_npu, n, "BNSD", scale=scale)[0].backward(dyn)
+    def fusion_forward() -> None:
+        torch_npu.npu_fusion_attention(*npu_inputs, n, "BNSD", scale=scale)
+
+    def fusion_train() -> None:
+        torch_npu.npu_fusion_attention(*npu_leaves, n, "BNSD", scale=scale)[0].backward(dyn)
+
+    def sdpa_forward() -> None:
+        F.scaled_dot_product_attention(*npu_inputs, scale=scale)
+
+    def sdpa_train() -> None:
+        F.scaled_dot_product_attention(*npu_leaves, scale=scale).backward(dyn)
 
     no_sync = lambda: None  # noqa: E731
-    for name, cpu_fn, npu_fn in (("forward", cpu_forward, npu_forward),
-                                 ("forward+backward", cpu_train, npu_train)):
-        cpu = median_ms(cpu_fn, no_sync)
-        npu = median_ms(npu_fn, torch.npu.synchronize)
-        print(f"attention {name:17s} B={b} N={n} S={s} D={d} f32  npu eager {npu:8.2f} ms   "
-              f"torch CPU sdpa {cpu:8.2f} ms   ratio {npu / cpu:5.2f}x")
+    score_mib = b * n * s * s * 4 / 2**20
+    for name, cpu_fn, npu_fn in (("npu_fusion_attention fwd", cpu_forward, fusion_forward),
+                                 ("npu_fusion_attention fwd+bwd", cpu_train, fusion_train),
+                                 ("F.sdpa on npu fwd", cpu_forward, sdpa_forward),
+                                 ("F.sdpa on npu fwd+bwd", cpu_train, sdpa_train)):
+        cpu = median_ms(cpu_fn, no_sync, warmup, timed)
+        for t in npu_leaves:
+            t.grad = None
+        torch.npu.synchronize()
+        torch.npu.reset_peak_memory_stats()
+        base = torch.npu.memory_allocated()
+        npu = median_ms(npu_fn, torch.npu.synchronize, warmup, timed)
+        peak_mib = (torch.npu.max_memory_allocated() - base) / 2**20
+        print(f"{name:29s} B={b} N={n} S={s:<4d} D={d} f32  npu {npu:9.2f} ms  torch CPU sdpa {cpu:8.2f} ms  "
+              f"ratio {npu / cpu:6.2f}x  npu peak {peak_mib:7.1f} MiB (S x S x heads f32: {score_mib:.0f} MiB)",
+              flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", type=int, nargs=4, metavar=("B", "N", "S", "D"))
+    shape = parser.parse_args().shape
+    for b, n, s, d in [tuple(shape)] if shape else SHAPES:
+        rows(b, n, s, d)
     stats = torch.npu.eager_stats()
-    fallback = sum(row["fallback"] for row in stats.values())
-    print(f"compiled npu::_npu_fusion_attention_* calls: "
-          f"{sum(row['compiled'] for op, row in stats.items() if 'fusion_attention' in op)}, fallback calls: {fallback}")
+    attention = {op: row for op, row in stats.items() if "attention" in op}
+    print("compiled calls: " + ", ".join(f"{op} {row['compiled']}" for op, row in attention.items()))
+    print(f"fallback calls (all ops): {sum(row['fallback'] for row in stats.values())}")
     return 0
 
 
