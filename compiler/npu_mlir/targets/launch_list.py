@@ -10,7 +10,10 @@ Buffers are `Ref`s: ("in", k) the call's k-th tensor input, ("param", j) its j-t
 (a 0-d f64/i64 argument, passed by value), ("out", j) its j-th result, ("tmp", t) an intermediate
 of `temp_bytes[t]` bytes the dispatcher allocates per call. A launch's refs follow the sim ABI
 (sim/abi.py): tensor arguments, then results, then scalar parameters, each in argument order.
-Reshapes are free: a reshaped buffer is the same bytes, so it keeps its ref.
+Reshapes are free: a reshaped buffer is the same bytes, so it keeps its ref. Every result is
+written by a launch: a result the host function returns as a constant (torch-mlir folds a returned
+`full`/`zeros` to an `arith.constant`, which no kernel owns) gets a launch of its own that writes it,
+else its buffer would keep whatever the allocator last held there.
 
 `LaunchListError` says why a module cannot become a list yet (the caller keeps the linalg path).
 """
@@ -29,6 +32,7 @@ from npu_mlir.errors import NOT_SUPPORTED, CompilerError
 from npu_mlir.targets.ascendc import acl
 from npu_mlir.targets.ascendc import emit as ascendc
 from npu_mlir.targets.sim.abi import SCALAR_TYPES
+from npu_mlir.targets.sim.build import compile_linalg
 from npu_mlir.targets.sim.kernel import compile_ascend_kernel, kernel_ops
 
 Ref = tuple[str, int]
@@ -72,6 +76,29 @@ def _check_in_place(launches: list[Launch], n_results: int) -> None:
     if reads and any(("out", j) in k.refs for k in launches[:reads[-1]] for j in range(n_results)):
         raise LaunchListError("a result is written before a later kernel reads the inputs, which an in-place "
                               "call aliases")
+
+
+def _uninitialized(value: ir.Value) -> bool:
+    """A result with nothing to write: an empty tensor (aten.empty: uninitialized, as in eager) or no elements."""
+    owner = value.owner
+    return 0 in _shape(value) or (isinstance(owner, ir.OpView) and owner.operation.name == "tensor.empty")
+
+
+def _constant_launch(value: ir.Value, j: int, cache_dir: Path | None) -> Launch:
+    """A launch writing result `j`, a constant of the host function, into its buffer. Built by the sim
+    target from linalg: a copy of the constant has no tiles to plan (on hardware it is a memset or
+    a Duplicate of the splat value)."""
+    owner = value.owner
+    if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"
+            and isinstance(owner.operation.attributes["value"], ir.DenseElementsAttr)):
+        raise LaunchListError(f"result {j} is computed outside every kernel ({describe([owner.operation])})")
+    tensor = ir.RankedTensorType(value.type)
+    text = (f"module {{ func.func @constant() -> {tensor} {{ %c = arith.constant "
+            f"{owner.operation.attributes['value']} return %c : {tensor} }} }}")
+    built = compile_linalg(text, name=f"constant_{j}", cache_dir=cache_dir)
+    return Launch(f"constant_{j}", built.so_path, built.symbol, built.block_dim, (("out", j),), text, None, None,
+                  "a constant result has no AscendC kernel: the host writes it (aclrtMemsetAsync / Duplicate)",
+                  built.compile_ms)
 
 
 def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, ...] | None],
@@ -142,6 +169,9 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
         launches.append(Launch(name, built.so_path, built.symbol, built.block_dim,
                                tuple(tensor_refs + [refs[r] for r in op.results] + [refs[operands[k]] for k in scalars]),
                                str(kernel), source, launcher, error, built.compile_ms))
+    for v, j in out_of.items():
+        if v not in refs and not _uninitialized(v):  # no launch wrote it
+            launches.append(_constant_launch(v, j, cache_dir))
     if not launches:
         raise LaunchListError("the module launches no kernel")
     # A pointwise call in place gives its result the memory of its input (the dispatcher writes
