@@ -70,7 +70,7 @@ class GraphExecutable:
                 raise GraphDescriptionError("an input mutation that is not a computed value written whole")
             bases.append(source)
             mutated.append((index[node.args[0]], source))
-        # Per output: ("none",) | ("input", k, chain) | ("result", j, chain) | ("factory", call, chain)
+        # Per output: ("none",) | ("input", k, chain) | ("result", j, chain)
         self.outputs: list[tuple] = []
         for value in returned:
             if value is None:
@@ -82,11 +82,6 @@ class GraphExecutable:
             views = [(n.target, n.args[1:], dict(n.kwargs)) for n in chain]
             if base.op == "placeholder":
                 self.outputs.append(("input", index[base], views))
-            elif base.op == "call_function" and not base.all_input_nodes:
-                # A constant (full, zeros, arange) returned as is: made by its eager npu op after the run.
-                # Kept out of the launch list, whose buffers for it may double as a later kernel's
-                # accumulator (a GPT block's backward returned the scattered-into zeros otherwise).
-                self.outputs.append(("factory", (base.target, base.args, dict(base.kwargs)), views))
             else:
                 if base not in bases:
                     bases.append(base)
@@ -173,11 +168,7 @@ class GraphExecutable:
             if spec[0] == "none":
                 outs.append(None)
                 continue
-            if spec[0] == "factory":
-                target, call_args, kwargs = spec[1]
-                value = target(*call_args, **kwargs)
-            else:
-                value = args[spec[1]] if spec[0] == "input" else results[spec[1]]
+            value = args[spec[1]] if spec[0] == "input" else results[spec[1]]
             for target, rest, kwargs in spec[2]:
                 value = target(value, *rest, **kwargs)
             outs.append(value)
