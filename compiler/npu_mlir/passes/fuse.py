@@ -28,7 +28,7 @@ from torch_mlir import ir
 from ..dialects.ascend import load_ascend
 from ..analysis.host_function import VIEW_OPS
 from .fuse_groups import ALONE, CUBE, Group, tensor_shape, group_block
-from .fuse_outline import outline
+from .fuse_outline import members_of, outline
 
 
 def _kind_of(ops: list[ir.OpView]) -> str:
@@ -50,8 +50,9 @@ def _outline_split(group: Group, func: ir.OpView, fname: str, names: set[str]) -
     if group.kind == "opaque":
         # Upstream ops cannot be split between kernels by type (one linalg.generic may yield
         # f32 values and i64 indices): one copy of the group per result type.
+        members = members_of(group)
         types = list(dict.fromkeys(r.type for op in group.ops for r in op.results
-                                   if any(u.owner not in {o.operation for o in group.ops} for u in r.uses)))
+                                   if any(u.owner not in members for u in r.uses)))
         for i, t in enumerate(types or [None]):  # None: a group that yields nothing (only checks)
             outline(group, func, fname, names, only_type=t, keep=i < len(types) - 1)
         return

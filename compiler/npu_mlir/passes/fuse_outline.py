@@ -68,6 +68,16 @@ def _captured(op: ir.Operation) -> list[ir.Value]:
     return out
 
 
+def members_of(group) -> set[ir.Operation]:
+    """The group's ops and every op nested in their regions: a use by any of them is inside the
+    group (a gather's region reads the tensor another member of its opaque group computes)."""
+    out: set[ir.Operation] = set()
+    for op in group.ops:
+        out.add(op.operation)
+        out.update(_nested_ops(op.operation))
+    return out
+
+
 def _free_def(v: ir.Value) -> list[ir.Operation] | None:
     """A constant or tensor.empty, or a reshape of one (defs first): cloned, never an argument."""
     owner = v.owner
@@ -94,7 +104,7 @@ def outline(group, func: ir.OpView, fname: str, names: set[str], only_type: ir.T
     `only_type`: outline a copy of the group that yields its outputs of this type only, and
     with `keep`, leave the group in place for the next type's copy (an op with results of two
     types, as a value+index reduction, is outlined once per result type)."""
-    members = {op.operation for op in group.ops}
+    members = members_of(group)
     opaque = group.kind == "opaque"
     inputs: list[ir.Value] = []
     constants: list[ir.Operation] = []  # scalar ops from constants and 0-d reads, cloned in

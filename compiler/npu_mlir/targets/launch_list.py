@@ -180,7 +180,8 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
         _check_in_place(launches, len(returned))
     try:
         host, host_error = acl.emit_module(module.operation), ""
-    except ascendc.CodegenError as err:
-        host, host_error = None, str(err)
+    except Exception as err:  # as for a kernel: an emitter gap or bug costs the host code, not the record
+        host, host_error = None, str(err) if isinstance(err, ascendc.CodegenError) else \
+            f"ERR03005 GRAPH ACL emitter failed: {type(err).__name__}: {err}"
     outputs = tuple((_shape(v), str(ir.RankedTensorType(v.type).element_type)) for v in returned)
     return LaunchList(tuple(launches), tuple(temps), outputs, host, host_error)

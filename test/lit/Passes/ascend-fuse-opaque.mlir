@@ -140,3 +140,56 @@ func.func @empty_view(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = linalg.copy ins(%arg0 : tensor<4x8xf32>) outs(%v : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// max_pool2d_with_indices: the index generic's region reads the padded input, another member's
+// result. That read is inside the group: the pad is no kernel output, and each per-type copy
+// recomputes it (two kernels, not three, and no kernel reads a launch the host defines later).
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: tensor.pad
+// CHECK: linalg.pooling_nchw_max
+// CHECK: tensor.extract %padded
+// CHECK: "ascend.yield"(%{{.*}}) : (tensor<1x1x1x3xf32>) -> ()
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: tensor.extract %padded
+// CHECK: "ascend.yield"(%{{.*}}) : (tensor<1x1x1x3xi64>) -> ()
+// CHECK-LABEL: func.func @max_pool_with_indices
+// CHECK-COUNT-2: "ascend.launch"(%arg0) {callee
+// CHECK-NOT: ascend.launch
+// CHECK: return
+#map = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+#map1 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+func.func @max_pool_with_indices(%arg0: tensor<1x1x3x6xf32>) -> (tensor<1x1x1x3xf32>, tensor<1x1x1x3xi64>) {
+  %cst = arith.constant 0xFF800000 : f32
+  %c2 = arith.constant 2 : index
+  %c-1_i64 = arith.constant -1 : i64
+  %c0 = arith.constant 0 : index
+  %padded = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 2, 2] {
+  ^bb0(%arg1: index, %arg2: index, %arg3: index, %arg4: index):
+    tensor.yield %cst : f32
+  } : tensor<1x1x3x6xf32> to tensor<1x1x5x8xf32>
+  %0 = tensor.empty() : tensor<1x1x1x3xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x1x1x3xf32>) -> tensor<1x1x1x3xf32>
+  %2 = tensor.empty() : tensor<3x3xf32>
+  %3 = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%padded, %2 : tensor<1x1x5x8xf32>, tensor<3x3xf32>) outs(%1 : tensor<1x1x1x3xf32>) -> tensor<1x1x1x3xf32>
+  %4 = tensor.empty() : tensor<1x1x1x3xi64>
+  %5 = linalg.fill ins(%c-1_i64 : i64) outs(%4 : tensor<1x1x1x3xi64>) -> tensor<1x1x1x3xi64>
+  %6 = tensor.empty() : tensor<3x3xi64>
+  %7 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%3, %6 : tensor<1x1x1x3xf32>, tensor<3x3xi64>) outs(%5 : tensor<1x1x1x3xi64>) {
+  ^bb0(%in: f32, %in_0: i64, %out: i64):
+    %8 = linalg.index 4 : index
+    %9 = linalg.index 3 : index
+    %10 = linalg.index 5 : index
+    %11 = arith.muli %9, %c2 : index
+    %12 = arith.addi %11, %10 : index
+    %extracted = tensor.extract %padded[%c0, %c0, %8, %12] : tensor<1x1x5x8xf32>
+    %13 = arith.cmpf oeq, %extracted, %in : f32
+    %14 = arith.index_cast %12 : index to i64
+    %15 = arith.select %13, %14, %out : i64
+    %16 = arith.cmpi eq, %out, %c-1_i64 : i64
+    %17 = arith.select %16, %15, %out : i64
+    linalg.yield %17 : i64
+  } -> tensor<1x1x1x3xi64>
+  return %3, %7 : tensor<1x1x1x3xf32>, tensor<1x1x1x3xi64>
+}

@@ -134,8 +134,10 @@ def emit_runner(func: ir.Operation, kernels: dict[str, ir.Operation]) -> str:
         dev[v] = slot
         return slot
 
+    # A 0-d argument a reshape reads is data (a 0-d tensor input), not a by-value parameter.
+    viewed = {op.operands[0] for op in (o.operation for o in block.operations) if op.name in _VIEW_OPS}
     for a, i in args.items():
-        if isinstance(a.type, ir.RankedTensorType) and not _is_param(a):
+        if isinstance(a.type, ir.RankedTensorType) and (not _is_param(a) or a in viewed):
             slot = new_buffer(a)
             size = tensor_bytes(a.type)
             copies_in.append(f"ACL_CHECK(aclrtMemcpyAsync({slot}, {size}, inputs[{i}], {size}, "
