@@ -1,0 +1,114 @@
+"""Matmul and conv2d on npu (eager, compiled kernels) vs torch CPU (oneDNN), same process.
+
+Rows: matmul f32 / f16 / bf16 at 1024^3 and two odd sizes; conv2d forward and forward+backward
+(grad input and grad weight) on ResNet-18's layer shapes at batch 8, f32. Each row's warm-up call
+compiles the kernels; then the median of timed calls (each npu call ends in a synchronize, so
+queued work is counted). `ratio` is torch CPU time / npu time: > 1 means npu is faster. The sim
+device runs a kernel's blocks on the host's cores, as many threads as torch uses.
+`--quick` runs only the 1024^3 rows and two conv shapes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+import torch_npu  # noqa: F401  (registers the npu device)
+
+MIN_TIMED, MAX_TIMED, BUDGET_S = 3, 10, 3.0
+
+MATMUL_SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000), (257, 511, 129)]
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+# ResNet-18's convolutions at 224x224 input, batch 8: (name, C_in, C_out, H=W in, kernel, stride, padding).
+CONV_SHAPES = [
+    ("conv1 7x7/2", 3, 64, 224, 7, 2, 3),
+    ("layer1 3x3", 64, 64, 56, 3, 1, 1),
+    ("layer2 3x3/2", 64, 128, 56, 3, 2, 1),
+    ("layer2 1x1/2", 64, 128, 56, 1, 2, 0),
+    ("layer2 3x3", 128, 128, 28, 3, 1, 1),
+    ("layer3 3x3", 256, 256, 14, 3, 1, 1),
+    ("layer4 3x3", 512, 512, 7, 3, 1, 1),
+]
+BATCH = 8
+
+
+def median_ms(fn: Callable[[], None], sync: Callable[[], None]) -> float:
+    """Median of timed calls after one warm-up: at least MIN_TIMED, more while within BUDGET_S."""
+    fn()
+    sync()
+    times: list[float] = []
+    begin = time.perf_counter()
+    while len(times) < MIN_TIMED or (len(times) < MAX_TIMED and time.perf_counter() - begin < BUDGET_S):
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def row(name: str, cpu: float, npu: float) -> None:
+    print(f"{name:44s} npu {npu:9.2f} ms   torch CPU {cpu:9.2f} ms   ratio {cpu / npu:5.2f}x", flush=True)
+
+
+def bench_matmul(shapes: list[tuple[int, int, int]]) -> None:
+    no_sync = lambda: None  # noqa: E731
+    for m, k, n in shapes:
+        for tag, dtype in DTYPES.items():
+            a, b = torch.randn(m, k, dtype=dtype), torch.randn(k, n, dtype=dtype)
+            an, bn = a.npu(), b.npu()
+            torch.testing.assert_close((an @ bn).cpu().float(), (a.float() @ b.float()),
+                                       rtol=2e-2 if dtype != torch.float32 else 1e-4, atol=0.5 if dtype != torch.float32 else 1e-3)
+            cpu = median_ms(lambda: a @ b, no_sync)
+            npu = median_ms(lambda: an @ bn, torch.npu.synchronize)
+            row(f"matmul {m}x{k}x{n} {tag}", cpu, npu)
+
+
+def bench_conv(shapes: list[tuple]) -> None:
+    no_sync = lambda: None  # noqa: E731
+    for name, cin, cout, size, kernel, stride, padding in shapes:
+        x, w = torch.randn(BATCH, cin, size, size), torch.randn(cout, cin, kernel, kernel) * 0.05
+        xn, wn = x.npu(), w.npu()
+        out_size = (size + 2 * padding - kernel) // stride + 1
+        dy = torch.randn(BATCH, cout, out_size, out_size)
+        dyn = dy.npu()
+        cpu_fwd = median_ms(lambda: F.conv2d(x, w, stride=stride, padding=padding), no_sync)
+        npu_fwd = median_ms(lambda: F.conv2d(xn, wn, stride=stride, padding=padding), torch.npu.synchronize)
+        label = f"conv2d {name} {cin}->{cout} {size}x{size}"
+        row(f"{label} fwd", cpu_fwd, npu_fwd)
+        leaves_cpu = [t.clone().requires_grad_() for t in (x, w)]
+        leaves_npu = [t.clone().requires_grad_() for t in (xn, wn)]
+
+        def cpu_train() -> None:
+            F.conv2d(*leaves_cpu, stride=stride, padding=padding).backward(dy)
+
+        def npu_train() -> None:
+            F.conv2d(*leaves_npu, stride=stride, padding=padding).backward(dyn)
+
+        row(f"{label} fwd+bwd", median_ms(cpu_train, no_sync), median_ms(npu_train, torch.npu.synchronize))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1024^3 matmuls and two conv shapes only")
+    parser.add_argument("--only", choices=("matmul", "conv"), help="one half of the table")
+    args = parser.parse_args()
+    print(f"torch threads {torch.get_num_threads()}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if args.only != "conv":
+        bench_matmul(MATMUL_SHAPES[:1] if args.quick else MATMUL_SHAPES)
+    if args.only != "matmul":
+        bench_conv(CONV_SHAPES[1:3] if args.quick else CONV_SHAPES)
+    stats = torch.npu.eager_stats()
+    fallback = {op: r["fallback"] for op, r in stats.items() if r["fallback"]}
+    print(f"ops on the CPU fallback: {fallback or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
