@@ -53,38 +53,74 @@ def dilate_trailing(t: torch.Tensor, stride: list[int]) -> torch.Tensor:
     return t
 
 
-def _columns(xt: torch.Tensor, kernel: list[int], stride: list[int], dilation: list[int], out: list[int],
-             reverse: bool = False) -> torch.Tensor:
-    """(C * prod(kernel), N * prod(out)) windows of xt (C, N, *padded spatial), kernel offsets in
-    row-major order (reversed: the kernel read back to front)."""
-    c, n = xt.shape[:2]
-    offsets = list(itertools.product(*(range(k) for k in kernel)))
-    if reverse:
-        offsets.reverse()
+def _windows(xt: torch.Tensor, kernel: list[int], stride: list[int], dilation: list[int], out: list[int],
+             reverse: bool = False) -> list[torch.Tensor]:
+    """The (C, N, *out) window of padded xt (C, N, *spatial) at each kernel offset, in row-major
+    offset order (reversed: the kernel read back to front)."""
     windows = []
-    for offset in offsets:
+    for offset in _offsets(kernel, reverse):
         index = [slice(None), slice(None)]
         index += [slice(o * d, o * d + s * (size - 1) + 1, s) for o, d, s, size in zip(offset, dilation, stride, out)]
         windows.append(xt[tuple(index)])
-    cols = windows[0].unsqueeze(1) if len(windows) == 1 else torch.stack(windows, 1)
-    return cols.reshape(c * len(offsets), n * math.prod(out))
+    return windows
 
 
-def _grouped_matmul(a: torch.Tensor, b: torch.Tensor, groups: int) -> torch.Tensor:
-    """a (G*M, K) times b (G*K, N) group by group -> (G*M, N)."""
-    if groups == 1:
-        return a @ b
-    m, k = a.shape[0] // groups, a.shape[1]
-    return torch.bmm(a.reshape(groups, m, k), b.reshape(groups, k, -1)).reshape(groups * m, -1)
+def _offsets(kernel: list[int], reverse: bool) -> list[tuple[int, ...]]:
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    return offsets[::-1] if reverse else offsets
+
+
+def _joined(pieces: list[torch.Tensor], dim: int) -> torch.Tensor:
+    """torch.cat(pieces, dim), never folded into a reshape of one piece.
+
+    A GEMM operand or result that is a reshape gets the reshape folded into the matmul by
+    linalg-fuse-elementwise-ops (fusion by expansion): the matmul becomes a many-dim contraction
+    that ascend-raise-linalg does not raise to ascend.matmul, and it ran as an untiled
+    broadcast-multiply-reduce on one core (~5x slower than torch). A concatenation stops the
+    folding; a single piece is cut in two along `dim` and joined again for that reason.
+    """
+    if len(pieces) == 1 and pieces[0].shape[dim] > 1:
+        half = pieces[0].shape[dim] // 2
+        pieces = [pieces[0].narrow(dim, 0, half), pieces[0].narrow(dim, half, pieces[0].shape[dim] - half)]
+    return torch.cat(pieces, dim) if len(pieces) > 1 else pieces[0]
+
+
+def _images(rows: torch.Tensor, n: int, out: list[int]) -> torch.Tensor:
+    """(N, C, *out) of a GEMM result (C, N * prod(out)), image by image (see _joined)."""
+    size = math.prod(out)
+    if n == 1:
+        return _joined([rows], 0).reshape(1, rows.shape[0], *out)
+    return torch.stack([rows[:, i * size:(i + 1) * size] for i in range(n)], 0).reshape(n, rows.shape[0], *out)
+
+
+def _channel_major_columns(windows: list[torch.Tensor]) -> torch.Tensor:
+    """(C * k, N * out) of the k windows (C, N, *out), rows channel-major: a grouped GEMM's operand."""
+    stacked = windows[0].unsqueeze(1) if len(windows) == 1 else torch.stack(windows, 1)
+    return stacked.reshape(windows[0].shape[0] * len(windows), -1)
 
 
 def _gemm_conv(xt: torch.Tensor, weight: torch.Tensor, stride: list[int], dilation: list[int], groups: int,
                out: list[int], reverse: bool = False) -> torch.Tensor:
-    """(C_out, N, *out) correlation of padded xt (C_in, N, *spatial) with weight (C_out, C_in / groups, *k)."""
+    """(N, C_out, *out) correlation of padded xt (C_in, N, *spatial) with weight (C_out, C_in / groups, *k).
+
+    One GEMM: weight rows (C_out, k * C_in) @ columns (k * C_in, N * out), both kernel-offset-major
+    so each is a concatenation of 2-D slices (see _joined). Grouped convolutions run as a batch
+    matmul over the groups on reshaped operands (C_in-major rows): for depthwise layers the
+    per-group slices would be thousands of ops.
+    """
     kernel = list(weight.shape[2:])
-    cols = _columns(xt, kernel, stride, dilation, out, reverse)
-    result = _grouped_matmul(weight.reshape(weight.shape[0], -1), cols, groups)
-    return result.reshape(weight.shape[0], xt.shape[1], *out)
+    windows = _windows(xt, kernel, stride, dilation, out, reverse)
+    c, n = xt.shape[:2]
+    if groups == 1:
+        cols = _joined([window.reshape(c, -1) for window in windows], 0)
+        # Window j (read back to front when reversed) meets kernel offset j in natural order.
+        rows = _joined([weight[(slice(None), slice(None), *o)] for o in _offsets(kernel, False)], 1)
+        return _images(rows @ cols, n, out)
+    cols = _channel_major_columns(windows)
+    a = weight.reshape(weight.shape[0], -1)
+    m, k = a.shape[0] // groups, a.shape[1]
+    result = torch.bmm(a.reshape(groups, m, k), cols.reshape(groups, k, -1)).reshape(groups * m, -1)
+    return result.reshape(weight.shape[0], n, *out).transpose(0, 1)
 
 
 def _out_sizes(spatial: list[int], kernel: list[int], stride: list[int], padding: list[int],
@@ -109,8 +145,7 @@ def _transposed(grad: torch.Tensor, weight: torch.Tensor, stride: list[int], pad
     spread = pad_trailing(dilate_trailing(grad.transpose(0, 1), stride), low, [lo + e for lo, e in zip(low, extra)])
     out = [size - d * (k - 1) for size, k, d in zip(spread.shape[2:], kernel, dilation)]
     ones = [1] * len(kernel)
-    result = _gemm_conv(spread, _swap_channels(weight, groups), ones, dilation, groups, out, reverse=True)
-    return result.transpose(0, 1)
+    return _gemm_conv(spread, _swap_channels(weight, groups), ones, dilation, groups, out, reverse=True)
 
 
 def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: list[int],
@@ -126,7 +161,7 @@ def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
         kernel = list(weight.shape[2:])
         sizes = _out_sizes(list(input.shape[2:]), kernel, stride, padding, dilation)
         xt = pad_trailing(input.transpose(0, 1), padding, padding)
-        out = _gemm_conv(xt, weight, stride, dilation, groups, sizes).transpose(0, 1)
+        out = _gemm_conv(xt, weight, stride, dilation, groups, sizes)
     if bias is not None:
         out = out + bias.reshape(1, -1, *([1] * spatial))
     return out.to(dtype)
@@ -171,18 +206,34 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
         grad_input = _transposed(grad_output, weight, stride, padding, dilation, groups, extra)
     else:
         grad_input = torch.zeros_like(input)
-    cols = _columns(pad_trailing(input.transpose(0, 1), padding, padding), kernel, stride, dilation, out)
-    # (C_in * kernel, N * out) @ (N * out, C_out), then transposed: both operands read row by row
-    # (grad_out (C_out, N * out) @ columns^T read the columns against their layout: 2-3x slower).
-    rows = grad_output.movedim(1, -1).reshape(-1, weight.shape[0])
-    if groups == 1:
-        grad_weight = (cols @ rows).t()
-    else:
-        per_group = weight.shape[0] // groups
-        grouped_rows = rows.reshape(rows.shape[0], groups, per_group).transpose(0, 1)
-        grad_weight = torch.bmm(cols.reshape(groups, -1, rows.shape[0]), grouped_rows).transpose(1, 2)
+    grad_weight = _weight_gradient(grad_output, input, kernel, stride, padding, dilation, groups)
     grad_bias = grad_output.sum([0] + list(range(2, grad_output.dim())))
-    return grad_input.to(dtype), grad_weight.reshape(weight.shape).to(dtype), grad_bias.to(dtype)
+    return grad_input.to(dtype), grad_weight.to(dtype), grad_bias.to(dtype)
+
+
+def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, kernel: list[int], stride: list[int],
+                     padding: list[int], dilation: list[int], groups: int) -> torch.Tensor:
+    """(C_out, C_in / groups, *kernel): columns (k * C_in, N * out) @ grad_out rows (N * out, C_out).
+
+    Both operands are read row by row (grad_out (C_out, N * out) @ columns^T would read the columns
+    against their layout: 2-3x slower), so grad_out is transposed image by image into the operand.
+    """
+    out = list(grad_output.shape[2:])
+    windows = _windows(pad_trailing(input.transpose(0, 1), padding, padding), kernel, stride, dilation, out)
+    c_in, c_out = input.shape[1], grad_output.shape[1]
+    if groups == 1:
+        cols = _joined([window.reshape(c_in, -1) for window in windows], 0)
+        rows = _joined([image.reshape(c_out, -1).t() for image in grad_output.unbind(0)], 0)
+        product = cols @ rows  # (k * C_in, C_out), kernel-offset-major rows
+        per_offset = [product[o * c_in:(o + 1) * c_in] for o in range(len(windows))]
+        stacked = torch.stack(per_offset, -1) if len(per_offset) > 1 else _joined(per_offset, 0).unsqueeze(-1)
+        return stacked.permute(1, 0, 2).reshape(c_out, c_in, *kernel)
+    cols = _channel_major_columns(windows)
+    rows = grad_output.movedim(1, -1).reshape(-1, c_out)
+    per_group = c_out // groups
+    grouped_rows = rows.reshape(rows.shape[0], groups, per_group).transpose(0, 1)
+    grad_weight = torch.bmm(cols.reshape(groups, -1, rows.shape[0]), grouped_rows).transpose(1, 2)
+    return grad_weight.reshape(c_out, c_in // groups, *kernel)
 
 
 aten = torch.ops.aten
