@@ -156,6 +156,17 @@ def kind_of(kernel: ir.Operation) -> str:
     return ir.StringAttr(record["kind"]).value
 
 
+def _scalar_body(kernel: ir.Operation, sig: KernelSignature, why: str) -> str:
+    from . import scalar
+    from ...dialects.ascend import module_soc
+
+    try:
+        return scalar.emit(kernel, sig, module_soc(kernel.parent).ub_bytes)
+    except CodegenError as err:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name} has no AscendC lowering ({why}; "
+                           f"on the scalar unit: {err.detail})") from err
+
+
 def emit_kernel(kernel: ir.Operation) -> str:
     from . import cube, vector
 
@@ -165,12 +176,14 @@ def emit_kernel(kernel: ir.Operation) -> str:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name} is already lowered to tile-level ops; emit AscendC "
                            "from the ascend-tile / ascend-plan-memory output (pipeline until='tile')")
     if kind in ("elementwise", "row"):
-        body = vector.emit(kernel, sig, kind)
+        try:
+            body = vector.emit(kernel, sig, kind)
+        except CodegenError as err:  # a type or broadcast the vector unit cannot take: the scalar unit can
+            body = _scalar_body(kernel, sig, err.detail)
     elif kind == "matmul":
         body = cube.emit(kernel, sig)
     else:
-        reason = ir.StringAttr(ir.DictAttr(kernel.attributes["tiling"])["reason"]).value
-        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name} has no AscendC lowering ({reason})")
+        body = _scalar_body(kernel, sig, ir.StringAttr(ir.DictAttr(kernel.attributes["tiling"])["reason"]).value)
     params = ", ".join(f"GM_ADDR {p}" for p in sig.gm_params)
     args = ", ".join(sig.gm_params)
     entry = (

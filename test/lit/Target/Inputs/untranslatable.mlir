@@ -9,16 +9,16 @@
 
 // -----
 
-// Opaque: ascend-tile found no vector tiling for it.
+// Opaque (ascend-tile found no vector tiling for it) and f64, which not even the scalar unit takes.
 "ascend.kernel"() ({
-^bb0(%a: tensor<8x4xf32>):
-  %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
-  "ascend.yield"(%0) : (tensor<4x8xf32>) -> ()
-}) {sym_name = "tr", function_type = (tensor<8x4xf32>) -> tensor<4x8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {kind = "opaque", block_dim = 1 : i64, buffer_num = 2 : i64, reason = "ascend.transpose has no vector tiling"}} : () -> ()
+^bb0(%a: tensor<8x4xf64>):
+  %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf64>) -> tensor<4x8xf64>
+  "ascend.yield"(%0) : (tensor<4x8xf64>) -> ()
+}) {sym_name = "tr", function_type = (tensor<8x4xf64>) -> tensor<4x8xf64>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {kind = "opaque", block_dim = 1 : i64, buffer_num = 2 : i64, reason = "ascend.transpose has no vector tiling"}} : () -> ()
 
 // -----
 
-// pow has no AscendC vector instruction (the sim target still runs it).
+// pow has no AscendC vector instruction, nor a scalar-unit form (the sim target still runs it).
 "ascend.kernel"() ({
 ^bb0(%a: tensor<64xf32>):
   %0 = "ascend.binary"(%a, %a) {kind = "pow"} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>

@@ -1,0 +1,416 @@
+"""AscendC for kernels the vector and cube emitters cannot express: the kernel on the scalar unit.
+
+Data movement and index arithmetic (transposes, gathers, pads, slices, concats, pooling windows,
+value+index reductions) and the vector kernels whose types or broadcasts the vector emitter
+rejects still have a correct AscendC form: loops on the AI core's scalar unit reading and writing
+global memory with `GlobalTensor::GetValue` / `SetValue`. The loops are the sim's own: the kernel
+body goes through lower_kernel_to_linalg (what the sim builds), then upstream bufferization and
+linalg-to-loops, and each scf/memref/arith op prints as one C++ statement. Intermediates live in
+one VECCALC TBuf of UB (a kernel whose intermediates exceed UB is refused). Block 0 runs the
+whole kernel (the tiling's other blocks return at once): correct on any block_dim, never fast.
+bench_pipeline counts these kernels apart from the vector / cube ones.
+
+Math functions with a vector instruction (exp, erf, floor, ...) run it on one element; the others
+(pow, log1p, ...) keep the kernel refused, as do f64 tensors.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from torch_mlir import ir
+from torch_mlir.passmanager import PassManager
+
+from .emit import CodegenError, KernelSignature
+from ...passes.lower_kernel_to_linalg import kernel_to_linalg
+from ...passes.lower_kernel_to_linalg_ops import KernelLoweringError
+
+TO_LOOPS = ("builtin.module(inline, canonicalize, linalg-generalize-named-ops, linalg-fuse-elementwise-ops, "
+            "one-shot-bufferize{bufferize-function-boundaries=1 function-boundary-type-conversion=identity-layout-map}, "
+            "buffer-results-to-out-params{hoist-static-allocs=1 modify-public-functions=1}, canonicalize, "
+            "convert-linalg-to-loops, fold-memref-alias-ops, expand-strided-metadata, lower-affine, "
+            "canonicalize, cse)")
+
+_CTYPES = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i64": "int64_t", "i32": "int32_t",
+           "i16": "int16_t", "i8": "int8_t", "ui8": "uint8_t", "index": "int64_t",
+           # A bool tensor is one byte per element in GM; its values are C++ bools.
+           "i1": "uint8_t"}
+# f64 scalars (torch-mlir keeps a Python float literal in f64 until its cast) stay host-width values,
+# as the tiling struct carries eager f64 parameters; f64 tensors have no AscendC type.
+_VALUE_CTYPES = dict(_CTYPES, i1="bool", f64="double")
+_INT_BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
+               "arith.xori": "^", "arith.shli": "<<", "arith.shrsi": ">>", "arith.divsi": "/", "arith.remsi": "%"}
+_FLOAT_BINARY = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
+_UNSIGNED = {"arith.divui": "/", "arith.remui": "%", "arith.shrui": ">>"}
+_MINMAX = {"arith.maximumf": ">", "arith.maxnumf": ">", "arith.minimumf": "<", "arith.minnumf": "<",
+           "arith.maxsi": ">", "arith.minsi": "<", "arith.maxui": ">", "arith.minui": "<"}
+_CMPF = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "one": "!=",
+         "ueq": "==", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<=", "une": "!="}
+_CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+         "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
+_CASTS = {"arith.index_cast", "arith.index_castui", "arith.sitofp", "arith.uitofp", "arith.fptosi",
+          "arith.fptoui", "arith.extf", "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci"}
+_SKIPPED = {"memref.dealloc", "func.return", "scf.yield"}
+# Math functions run on the vector unit over one element (the scalar unit has no transcendental
+# functions): the value goes through a 32-byte UB scratch, ordered with PipeBarrier<PIPE_ALL>.
+_VECTOR_MATH = {"math.exp": "Exp", "math.log": "Ln", "math.sqrt": "Sqrt", "math.rsqrt": "Rsqrt",
+                "math.tanh": "Tanh", "math.erf": "Erf", "math.sin": "Sin", "math.cos": "Cos",
+                "math.floor": "Floor", "math.ceil": "Ceil", "math.roundeven": "Round", "math.tan": "Tan",
+                "math.sinh": "Sinh", "math.cosh": "Cosh", "math.asin": "Asin", "math.acos": "Acos",
+                "math.atan": "Atan", "math.asinh": "Asinh", "math.acosh": "Acosh", "math.atanh": "Atanh"}
+
+
+def _ctype(t: ir.Type, table: dict[str, str] = _VALUE_CTYPES) -> str:
+    name = str(t)
+    if name not in table:
+        raise CodegenError(f"ERR03007 GRAPH element type {name} has no scalar-unit AscendC type")
+    return table[name]
+
+
+class _Memref:
+    """A memref as C++: a tensor handle (GlobalTensor or LocalTensor), offset and strides in elements."""
+
+    def __init__(self, handle: str, offset: str, strides: list[int], shape: list[int], elem: ir.Type):
+        self.handle, self.offset, self.strides, self.shape, self.elem = handle, offset, strides, shape, elem
+
+    def at(self, indices: list[str]) -> str:
+        terms = [self.offset] if self.offset != "0" else []
+        terms += [f"{i} * {s}" if s != 1 else i for i, s in zip(indices, self.strides) if s != 0]
+        return " + ".join(terms) or "0"
+
+
+class _Printer:
+    def __init__(self, sig: KernelSignature, ub_bytes: int):
+        self.sig = sig
+        self.ub_bytes = ub_bytes
+        self.names: dict[ir.Value, str] = {}
+        self.memrefs: dict[ir.Value, _Memref] = {}
+        self.lines: list[str] = []
+        self.members: list[str] = []
+        self.init: list[str] = []
+        self.ub_used = 128  # the math scratches, when a kernel needs them
+        self.scratch: set[str] = set()
+        self.count = 0
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def value(self, v: ir.Value) -> str:
+        if v not in self.names:
+            raise CodegenError(f"ERR03007 GRAPH scalar-unit AscendC: a value of type {v.type} has no C++ form")
+        return self.names[v]
+
+    def emit(self, line: str, depth: int) -> None:
+        self.lines.append("  " * depth + line)
+
+    def define(self, result: ir.Value, expr: str, depth: int) -> None:
+        name = self.fresh()
+        self.emit(f"const {_ctype(result.type)} {name} = {expr};", depth)
+        self.names[result] = name
+
+    # ---- memrefs
+    def bind_argument(self, arg: ir.Value, handle: str, elem: ir.Type, is_global: bool) -> None:
+        t = ir.MemRefType(arg.type)
+        strides, _ = t.get_strides_and_offset()
+        gt = "GlobalTensor" if is_global else "LocalTensor"
+        ct = _ctype(t.element_type, _CTYPES)
+        self.members.append(f"{gt}<{ct}> {handle};")
+        self.init.append(f"{handle}.SetGlobalBuffer(reinterpret_cast<__gm__ {ct}*>({handle}Addr));")
+        self.memrefs[arg] = _Memref(handle, "0", list(strides), list(t.shape), t.element_type)
+
+    def alloc(self, op: ir.Operation) -> None:
+        t = ir.MemRefType(op.results[0].type)
+        if not t.has_static_shape:
+            raise CodegenError("ERR03007 GRAPH scalar-unit AscendC: an intermediate of dynamic shape")
+        ct = _ctype(t.element_type, _CTYPES)
+        size = prod(t.shape) * max(1, _width(t.element_type) // 8)
+        aligned = (size + 31) // 32 * 32
+        self.ub_used += aligned
+        if self.ub_used > self.ub_bytes:
+            raise CodegenError(f"ERR03007 GRAPH kernel @{self.sig.name}: its scalar-unit intermediates need "
+                               f"{self.ub_used} bytes of UB; UB has {self.ub_bytes}")
+        name = self.fresh("tmp")
+        self.members.append(f"TBuf<TPosition::VECCALC> {name}Buf;")
+        self.init.append(f"pipe.InitBuffer({name}Buf, {aligned});")
+        self.init.append(f"{name} = {name}Buf.Get<{ct}>();")
+        self.members.append(f"LocalTensor<{ct}> {name};")
+        strides, _ = t.get_strides_and_offset()
+        self.memrefs[op.results[0]] = _Memref(name, "0", list(strides), list(t.shape), t.element_type)
+
+    def view(self, op: ir.Operation) -> None:
+        """reinterpret_cast / collapse / expand / cast: the same handle, the layout of the result type."""
+        src = self.memrefs[op.operands[0]]
+        t = ir.MemRefType(op.results[0].type)
+        strides, offset = t.get_strides_and_offset()
+        if any(t.is_dynamic_stride_or_offset(s) for s in list(strides) + [offset]):
+            raise CodegenError("ERR03007 GRAPH scalar-unit AscendC: a view with dynamic strides or offset")
+        if op.name == "memref.reinterpret_cast":
+            off = str(offset)
+        elif src.offset == "0" and offset == 0:
+            off = "0"
+        else:
+            raise CodegenError(f"ERR03007 GRAPH scalar-unit AscendC: {op.name} of an offset view")
+        self.memrefs[op.results[0]] = _Memref(src.handle, off, list(strides), list(t.shape), t.element_type)
+
+    def load(self, m: _Memref, indices: list[str]) -> str:
+        expr = f"{m.handle}.GetValue({m.at(indices)})"
+        return f"({expr} != 0)" if str(m.elem) == "i1" else expr
+
+    def store(self, m: _Memref, indices: list[str], value: str, depth: int) -> None:
+        if str(m.elem) == "i1":
+            value = f"static_cast<uint8_t>({value})"
+        self.emit(f"{m.handle}.SetValue({m.at(indices)}, {value});", depth)
+
+    def copy(self, op: ir.Operation, depth: int) -> None:
+        src, dst = self.memrefs[op.operands[0]], self.memrefs[op.operands[1]]
+        idx = [self.fresh("i") for _ in dst.shape]
+        for d, (i, n) in enumerate(zip(idx, dst.shape)):
+            self.emit(f"for (int64_t {i} = 0; {i} < {n}; ++{i}) {{", depth + d)
+        self.store(dst, idx, self.load(src, idx), depth + len(idx))
+        for d in reversed(range(len(idx))):
+            self.emit("}", depth + d)
+
+    # ---- ops
+    def block(self, block: ir.Block, depth: int) -> None:
+        for op in block.operations:
+            self.op(op.operation, depth)
+
+    def op(self, op: ir.Operation, depth: int) -> None:
+        name = op.name
+        if name in _SKIPPED:
+            return
+        if name == "arith.constant":
+            self.names[op.results[0]] = _constant(op)
+        elif name in ("memref.alloc", "memref.alloca"):
+            self.alloc(op)
+        elif name in ("memref.reinterpret_cast", "memref.collapse_shape", "memref.expand_shape", "memref.cast"):
+            self.view(op)
+        elif name == "memref.load":
+            if op.operands[0] in self.names:  # a scalar parameter: its tiling field (see _print)
+                self.names[op.results[0]] = self.names[op.operands[0]]
+                return
+            m = self.memrefs[op.operands[0]]
+            self.define(op.results[0], self.load(m, [self.value(v) for v in list(op.operands)[1:]]), depth)
+        elif name == "memref.store":
+            m = self.memrefs[op.operands[1]]
+            self.store(m, [self.value(v) for v in list(op.operands)[2:]], self.value(op.operands[0]), depth)
+        elif name == "memref.copy":
+            self.copy(op, depth)
+        elif name == "scf.for":
+            self.loop(op, depth)
+        elif name == "scf.if":
+            self.branch(op, depth)
+        elif name in _VECTOR_MATH:
+            self.vector_math(op, depth)
+        elif name == "cf.assert":
+            # The device cannot raise; torch-mlir's index-bounds checks hold for valid inputs.
+            self.emit(f"// bounds check elided: {ir.StringAttr(op.attributes['msg']).value}", depth)
+        else:
+            self.define(op.results[0], self.expression(op), depth)
+
+    def vector_math(self, op: ir.Operation, depth: int) -> None:
+        ct = _ctype(op.results[0].type)
+        if ct not in ("float", "half"):
+            raise CodegenError(f"ERR03007 GRAPH {op.name} on {op.results[0].type} has no AscendC lowering")
+        scratch = f"math_{'f32' if ct == 'float' else 'f16'}"
+        if scratch + "Buf" not in self.scratch:
+            self.scratch.add(scratch + "Buf")
+            self.members += [f"TBuf<TPosition::VECCALC> {scratch}Buf;", f"LocalTensor<{ct}> {scratch};"]
+            self.init += [f"pipe.InitBuffer({scratch}Buf, 64);", f"{scratch} = {scratch}Buf.Get<{ct}>();"]
+        out = 32 // (4 if ct == "float" else 2)  # the result goes to the scratch's second 32-byte block
+        self.emit(f"{scratch}.SetValue(0, {self.value(op.operands[0])});", depth)
+        self.emit("PipeBarrier<PIPE_ALL>();", depth)
+        self.emit(f"{_VECTOR_MATH[op.name]}({scratch}[{out}], {scratch}, 1);", depth)
+        self.emit("PipeBarrier<PIPE_ALL>();", depth)
+        self.define(op.results[0], f"{scratch}.GetValue({out})", depth)
+
+    def loop(self, op: ir.Operation, depth: int) -> None:
+        lb, ub, step, *inits = (self.value(v) for v in op.operands)
+        body = op.regions[0].blocks[0]
+        iv = self.fresh("i")
+        self.names[body.arguments[0]] = iv
+        carried = []
+        for arg, res, init in zip(list(body.arguments)[1:], op.results, inits):
+            var = self.fresh("acc")
+            self.emit(f"{_ctype(arg.type)} {var} = {init};", depth)
+            self.names[arg] = var
+            self.names[res] = var
+            carried.append(var)
+        self.emit(f"for (int64_t {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{", depth)
+        self.block(body, depth + 1)
+        yielded = list(body.operations)[-1]
+        for var, v in zip(carried, yielded.operands):
+            self.emit(f"{var} = {self.value(v)};", depth + 1)
+        self.emit("}", depth)
+
+    def branch(self, op: ir.Operation, depth: int) -> None:
+        results = []
+        for r in op.results:
+            var = self.fresh("sel")
+            self.emit(f"{_ctype(r.type)} {var};", depth)
+            self.names[r] = var
+            results.append(var)
+        self.emit(f"if ({self.value(op.operands[0])}) {{", depth)
+        for i, region in enumerate(op.regions):
+            if not region.blocks:
+                continue
+            if i == 1:
+                self.emit("} else {", depth)
+            block = region.blocks[0]
+            self.block(block, depth + 1)
+            for var, v in zip(results, list(block.operations)[-1].operands):
+                self.emit(f"{var} = {self.value(v)};", depth + 1)
+        self.emit("}", depth)
+
+    def expression(self, op: ir.Operation) -> str:
+        name = op.name
+        args = [self.value(v) for v in op.operands]
+        if name in _INT_BINARY or name in _FLOAT_BINARY:
+            sym = _INT_BINARY.get(name) or _FLOAT_BINARY[name]
+            return f"{args[0]} {sym} {args[1]}"
+        if name in _UNSIGNED:
+            a, b = (f"static_cast<uint64_t>({x})" for x in args)
+            return f"static_cast<{_ctype(op.results[0].type)}>({a} {_UNSIGNED[name]} {b})"
+        if name in _MINMAX:
+            a, b = args
+            sym = _MINMAX[name]
+            if name in ("arith.maximumf", "arith.minimumf"):  # NaN-propagating, as torch
+                return f"({a} != {a} || {b} != {b}) ? {a} + {b} : ({a} {sym} {b} ? {a} : {b})"
+            return f"{a} {sym} {b} ? {a} : {b}"
+        if name == "math.absf":
+            return f"{args[0]} < 0 ? -{args[0]} : {args[0]}"
+        if name == "math.absi":
+            return f"{args[0]} < 0 ? -{args[0]} : {args[0]}"
+        if name == "arith.negf":
+            return f"-{args[0]}"
+        if name == "arith.select":
+            return f"{args[0]} ? {args[1]} : {args[2]}"
+        if name == "arith.cmpf":
+            return _cmpf(ir.IntegerAttr(op.attributes["predicate"]).value, args)
+        if name == "arith.cmpi":
+            kinds = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+            kind = kinds[ir.IntegerAttr(op.attributes["predicate"]).value]
+            a, b = args
+            if kind.startswith("u"):
+                a, b = f"static_cast<uint64_t>({a})", f"static_cast<uint64_t>({b})"
+            return f"{a} {_CMPI[kind]} {b}"
+        if name in _CASTS:
+            return f"static_cast<{_ctype(op.results[0].type)}>({args[0]})"
+        if name == "arith.floordivsi":
+            a, b = args
+            return f"({a} / {b} - (({a} % {b} != 0) && (({a} < 0) != ({b} < 0))))"
+        if name == "arith.ceildivsi":
+            a, b = args
+            return f"({a} / {b} + (({a} % {b} != 0) && (({a} < 0) == ({b} < 0))))"
+        raise CodegenError(f"ERR03007 GRAPH {name} has no scalar-unit AscendC lowering")
+
+
+_CMPF_KINDS = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
+               "une", "uno", "true"]
+
+
+def _cmpf(predicate: int, args: list[str]) -> str:
+    kind = _CMPF_KINDS[predicate]
+    a, b = args
+    nan = f"({a} != {a} || {b} != {b})"
+    if kind in ("false", "true"):
+        return kind
+    if kind == "ord":
+        return f"!{nan}"
+    if kind == "uno":
+        return nan
+    cmp = f"{a} {_CMPF[kind]} {b}"
+    if kind == "une":
+        return cmp  # C++ != is true on NaN, as une
+    if kind.startswith("u"):
+        return f"({nan} || {cmp})"
+    if kind == "one":
+        return f"(!{nan} && {cmp})"
+    return cmp  # ordered comparisons are false on NaN in C++ too
+
+
+def _width(t: ir.Type) -> int:
+    return 64 if isinstance(t, ir.IndexType) else t.width
+
+
+def _constant(op: ir.Operation) -> str:
+    value = op.attributes["value"]
+    if isinstance(value, ir.BoolAttr):
+        return "true" if value.value else "false"
+    if isinstance(value, ir.FloatAttr):
+        f = float(value.value)
+        if f != f:
+            return "(0.0f / 0.0f)"
+        if f in (float("inf"), float("-inf")):
+            return ("-" if f < 0 else "") + "(1.0f / 0.0f)"
+        return repr(f) + ("f" if str(value.type) != "f64" else "")
+    if isinstance(value, ir.IntegerAttr):
+        if str(value.type) == "i1":
+            return "true" if value.value else "false"
+        return f"int64_t({value.value})" if str(value.type) in ("i64", "index") else str(value.value)
+    raise CodegenError("ERR03007 GRAPH scalar-unit AscendC: a non-scalar constant")
+
+
+def emit(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
+    """The kernel class `Kernel_<name>` (Init / Process) running the kernel on the scalar unit."""
+    try:
+        text = kernel_to_linalg(kernel)
+    except KernelLoweringError as err:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: {err.detail}") from err
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(f"module {{\n{text}\n}}")
+        try:
+            PassManager.parse(TO_LOOPS).run(module.operation)
+        except ir.MLIRError as err:
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its loops do not bufferize: {err.message}") from err
+        funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+        if len(funcs) != 1:
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: {len(funcs)} functions after lowering to loops")
+        return _print(funcs[0], kernel, sig, ub_bytes)
+
+
+def _print(func: ir.Operation, kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
+    p = _Printer(sig, ub_bytes)
+    block = func.regions[0].blocks[0]
+    kernel_args = list(kernel.regions[0].blocks[0].arguments)
+    args = list(block.arguments)
+    scalar_names = {v: n for n, v in sig.scalars}
+    gm = iter(sig.gm_params)
+    for i, arg in enumerate(args):
+        source = kernel_args[i] if i < len(kernel_args) else None
+        if source is not None and source in scalar_names:
+            field = f"tiling_.{scalar_names[source]}"
+            p.names[arg] = field  # a 0-d memref's load, or the scalar itself
+            continue
+        if not isinstance(arg.type, ir.MemRefType):
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: argument {i} is neither a tensor nor a parameter")
+        p.bind_argument(arg, next(gm), ir.MemRefType(arg.type).element_type, True)
+    if next(gm, None) is not None:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its loops take fewer tensors than the kernel")
+    body_lines: list[str] = []
+    p.lines = body_lines
+    p.block(block, 2)
+    params = ", ".join(f"GM_ADDR {n}Addr" for n in sig.gm_params)
+    members = "\n".join("  " + m for m in p.members)
+    init = "\n".join("    " + ln for ln in p.init)
+    body = "\n".join(body_lines)
+    return f"""// Runs on the scalar unit (no vector tiling): block 0 computes everything, the others return.
+class Kernel_{sig.name} {{
+ public:
+  __aicore__ inline void Init({params}, const {sig.name}_TilingData& t) {{
+    tiling_ = t;
+{init}
+  }}
+  __aicore__ inline void Process() {{
+    if (GetBlockIdx() != 0) return;
+{body}
+  }}
+
+ private:
+  TPipe pipe;
+{members}
+  {sig.name}_TilingData tiling_;
+}};
+"""
+

@@ -1,0 +1,42 @@
+// RUN: npu-opt %s --split-input-file --ascend-tile | npu-translate --split-input-file --emit-ascendc | FileCheck %s
+
+// A transpose has no vector tiling: its AscendC runs the sim's own loops on the scalar unit,
+// GlobalTensor::GetValue / SetValue at the strides of each side, on block 0 only.
+// CHECK-LABEL: // ---- kernel @tr (tiling kind opaque)
+// CHECK: // Runs on the scalar unit
+// CHECK: class Kernel_tr {
+// CHECK: __aicore__ inline void Init(GM_ADDR in0Addr, GM_ADDR out0Addr, const tr_TilingData& t) {
+// CHECK: in0.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(in0Addr));
+// CHECK: out0.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out0Addr));
+// CHECK: if (GetBlockIdx() != 0) return;
+// CHECK: for (int64_t [[I:i[0-9]+]] = int64_t(0); [[I]] < int64_t(4);
+// CHECK: for (int64_t [[J:i[0-9]+]] = int64_t(0); [[J]] < int64_t(8);
+// CHECK: const float [[V:v[0-9]+]] = in0.GetValue([[J]] * 4 + [[I]]);
+// CHECK: out0.SetValue([[I]] * 8 + [[J]], [[V]]);
+// CHECK: GlobalTensor<float> in0;
+"ascend.kernel"() ({
+^bb0(%a: tensor<8x4xf32>):
+  %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  "ascend.yield"(%0) : (tensor<4x8xf32>) -> ()
+}) {sym_name = "tr", function_type = (tensor<8x4xf32>) -> tensor<4x8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// A math function in a scalar-unit kernel runs its vector instruction on one element of a UB
+// scratch, between barriers (the scalar unit has no exp); bools are bytes in GM.
+// CHECK-LABEL: // ---- kernel @exp_mask
+// CHECK: pipe.InitBuffer(math_f32Buf, 64);
+// CHECK: math_f32.SetValue(0, [[X:v[0-9]+]]);
+// CHECK-NEXT: PipeBarrier<PIPE_ALL>();
+// CHECK-NEXT: Exp(math_f32[8], math_f32, 1);
+// CHECK-NEXT: PipeBarrier<PIPE_ALL>();
+// CHECK-NEXT: const float [[E:v[0-9]+]] = math_f32.GetValue(8);
+// CHECK: out0.SetValue({{.*}}, static_cast<uint8_t>(
+"ascend.kernel"() ({
+^bb0(%a: tensor<2x1x5xf32>, %b: tensor<2x3x5xf32>):
+  %0 = "ascend.broadcast"(%a) {dims = array<i64: 1>} : (tensor<2x1x5xf32>) -> tensor<2x3x5xf32>
+  %1 = "ascend.binary"(%0, %b) {kind = "add"} : (tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %2 = "ascend.unary"(%1) {kind = "exp"} : (tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %3 = "ascend.compare"(%2, %b) {predicate = "gt"} : (tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xi1>
+  "ascend.yield"(%3) : (tensor<2x3x5xi1>) -> ()
+}) {sym_name = "exp_mask", function_type = (tensor<2x1x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xi1>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
