@@ -12,6 +12,8 @@ A description holds:
     nodes    [(name, target, args, kwargs)] per call_function node in graph order; target is the
              op's qualified name ("aten.mm.default") or "getitem"; args encode nodes as ("node", name)
     outputs  [name] of the values the graph returns (the caller keeps views and inputs out of it)
+    params   how many of the last inputs are 0-d int64 scalar parameters (a random graph's Philox
+             seed and offset): launch arguments passed by value, not tensors
 Only torch is imported at module level: the user's process imports this file without torch-mlir.
 """
 
@@ -67,15 +69,18 @@ def describe_node(node: torch.fx.Node) -> tuple:
 
 
 def describe(gm: torch.fx.GraphModule, inputs: list[tuple[str, list[int], list[int]]],
-             outputs: list[str]) -> dict:
+             outputs: list[str], params: int = 0) -> dict:
     """The graph `gm` (placeholders, call_function nodes, one output) with its inputs' (dtype, shape,
-    strides) and the names of the nodes it returns."""
+    strides), the names of the nodes it returns and how many of its last inputs are scalar parameters."""
     nodes = [describe_node(n) for n in gm.graph.nodes if n.op == "call_function"]
     other = [n.op for n in gm.graph.nodes if n.op not in ("placeholder", "call_function", "output")]
     if other:
         raise GraphDescriptionError(f"nodes of kind {sorted(set(other))}")
     names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    return {"inputs": inputs, "input_names": names, "nodes": nodes, "outputs": outputs}
+    description = {"inputs": inputs, "input_names": names, "nodes": nodes, "outputs": outputs}
+    if params:
+        description["params"] = params
+    return description
 
 
 def _resolve(name: str) -> Any:
@@ -176,7 +181,8 @@ def build(request: dict) -> dict:
     linalg = str(imported.module)
     strides = [None if list(s) == list(contiguous_strides(tuple(shape))) else tuple(s)
                for _, shape, s in description["inputs"]]
-    record = _pipeline_record(linalg, len(examples), strides, Path(request["cache_dir"]), False)
+    n_tensors = len(examples) - description.get("params", 0)
+    record = _pipeline_record(linalg, n_tensors, strides, Path(request["cache_dir"]), False)
     record["compile_ms"] = (time.perf_counter() - start) * 1e3
     if os.environ.get(DUMP_ENV):
         record["stages"] = _stage_texts(linalg)

@@ -19,7 +19,7 @@ import torch
 
 from npu_mlir.frontend.fx_graph import GraphDescriptionError, describe
 from torch_npu import _C
-from torch_npu.dynamo import stats
+from torch_npu.dynamo import rng, stats
 from torch_npu.eager import disk_cache
 from torch_npu.eager.workers import CompileRejected, pool
 
@@ -54,7 +54,11 @@ class GraphExecutable:
     """Call with the piece's inputs (a list, as AOTAutograd's boxed calls pass them); returns its outputs."""
 
     def __init__(self, gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> None:
+        # Random nodes draw from two scalar parameters the piece takes after its tensors (rng.py).
+        gm, self.philox_increment = rng.functionalize(gm)
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        params = placeholders[len(placeholders) - len(rng.PARAM_NAMES):] if self.philox_increment else []
+        placeholders = placeholders[:len(placeholders) - len(params)]
         returned = gm.graph.output_node().args[0]
         self.single = not isinstance(returned, (tuple, list))
         returned = [returned] if self.single else list(returned)
@@ -98,14 +102,15 @@ class GraphExecutable:
                     stack.extend(n.all_input_nodes)
         needed.update(placeholders[k] for k, _ in mutated)
         self.inputs = [index[p] for p in placeholders if p in needed]
-        for p in placeholders:
-            if p in needed:
+        for p in placeholders + params:
+            if p in needed or p in params:
                 env[p] = compute.placeholder(p.name)
         for n in gm.graph.nodes:
             if n.op == "call_function" and n in needed:
                 env[n] = compute.node_copy(n, lambda x: env[x])
         compute.output(tuple(env[b] for b in bases))
         self.metas = [tensor_meta(inputs[k]) for k in self.inputs]
+        self.params = [("int64", [], [])] * len(params)
         self.compiled = None
         self.launches = 0
         self.copy_back: list[tuple[int, int]] = []  # (input, result) mutations that could not alias
@@ -122,12 +127,14 @@ class GraphExecutable:
             readers = [i for i, launch in enumerate(record["launches"]) if ["in", k] in map(list, launch["refs"])]
             if writers and all(i <= writers[0] for i in readers):
                 aliases[j] = k
+                stats.count("mutations_aliased")
             else:
                 self.copy_back.append((self.inputs[k], j))
+                stats.count("mutations_copied")
         return aliases
 
     def _compile(self, gm: torch.fx.GraphModule, outputs: list[str], mutations: dict[int, int]) -> None:
-        description = describe(gm, self.metas, outputs)
+        description = describe(gm, self.metas + self.params, outputs, params=len(self.params))
         key = b"graph|" + repr(description).encode()
         digest = hashlib.sha256(key).hexdigest()[:16]
         record = disk_cache.load(key)
@@ -149,7 +156,8 @@ class GraphExecutable:
             stats.count("cache_hits")
             if "rejected" in record:
                 raise CompileRejected(record["rejected"])
-        self.compiled = _C._CompiledGraph(record, self._aliases(record, mutations), len(self.inputs))
+        self.compiled = _C._CompiledGraph(record, self._aliases(record, mutations), len(self.inputs),
+                                          self.philox_increment)
         self.launches = self.compiled.launch_count
         stats.count("graphs_compiled")
         stats.count("kernels", self.launches)

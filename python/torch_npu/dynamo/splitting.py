@@ -1,7 +1,7 @@
 """Graph splits: the nodes npu_mlir cannot lower run as eager npu ops, the rest is compiled.
 
-First by capability (torch.fx's CapabilityBasedPartitioner): random ops, mutating ops and anything
-that is not an aten/prims operator stay out of compiled pieces. Then by rejection: a piece the
+First by capability (torch.fx's CapabilityBasedPartitioner): mutating ops, random ops rng.py cannot
+draw in a graph and anything that is not an aten/prims operator stay out of compiled pieces. Then by rejection: a piece the
 compiler refuses is bisected (split_module into its first and second half, each compiled again) down
 to single nodes, which run eagerly; their op is remembered so later graphs split around it at once.
 Every eager node is counted in compile_stats()["split_nodes"] with the compiler's reason, and the
@@ -23,7 +23,7 @@ from torch.fx.passes.operator_support import OperatorSupport
 from torch.fx.passes.split_module import split_module
 
 from npu_mlir.frontend.fx_graph import GraphDescriptionError, target_name
-from torch_npu.dynamo import stats
+from torch_npu.dynamo import rng, stats
 from torch_npu.dynamo.executable import GraphExecutable
 from torch_npu.eager.workers import CompileRejected, WorkerCrashed
 
@@ -46,8 +46,8 @@ def _why_not(node: torch.fx.Node) -> str | None:
             return None  # an input mutation: the executable writes the input's buffer (executable.py)
         if node.target._schema.is_mutable:
             return "it writes one of its arguments in place"
-        if torch.Tag.nondeterministic_seeded in node.target.tags:
-            return "it draws random numbers (not in compiled graphs yet)"
+        if torch.Tag.nondeterministic_seeded in node.target.tags and not rng.supported(node):
+            return "it draws random numbers in a way compiled graphs do not yet (a generator argument or an op rng.py lacks)"
     return None
 
 

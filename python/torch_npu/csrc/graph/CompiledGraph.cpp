@@ -3,8 +3,11 @@
 #include <ATen/EmptyTensor.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <mutex>
+
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/core/NpuAllocator.h"
+#include "torch_npu/csrc/core/NpuGenerator.h"
 #include "torch_npu/csrc/core/NpuStream.h"
 
 namespace torch_npu::graph {
@@ -20,8 +23,10 @@ at::Tensor emptyNpu(c10::IntArrayRef sizes, c10::ScalarType dtype) {
 
 }  // namespace
 
-CompiledGraph::CompiledGraph(eager::KernelRecord record, std::vector<int> aliases, size_t inputCount)
-    : record_(std::move(record)), aliases_(std::move(aliases)), inputCount_(inputCount) {
+CompiledGraph::CompiledGraph(eager::KernelRecord record, std::vector<int> aliases, size_t inputCount,
+                             uint64_t philoxIncrement)
+    : record_(std::move(record)), aliases_(std::move(aliases)), inputCount_(inputCount),
+      philoxIncrement_(philoxIncrement) {
   TORCH_CHECK(aliases_.size() == record_.outputs.size(), "a compiled graph has ", record_.outputs.size(),
               " outputs but ", aliases_.size(), " alias entries\n", errCode(SubModule::GRAPH, ErrCode::INTERNAL));
   for (int64_t bytes : record_.tempBytes) {
@@ -31,7 +36,7 @@ CompiledGraph::CompiledGraph(eager::KernelRecord record, std::vector<int> aliase
 }
 
 std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs,
-                                           const std::vector<uint64_t>& params) const {
+                                           const std::vector<uint64_t>& givenParams) const {
   TORCH_CHECK(inputs.size() == inputCount_, "the compiled graph takes ", inputCount_, " tensors, got ",
               inputs.size(), "\n", errCode(SubModule::GRAPH, ErrCode::PARAM));
   c10::Device device(c10::DeviceType::PrivateUse1, 0);
@@ -42,6 +47,16 @@ std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs
     device = t.device();
   }
   c10::DeviceGuard guard(device);
+  std::vector<uint64_t> params;
+  if (philoxIncrement_ > 0) {
+    // As an eager random op does (RandomOps.cpp): under an NPUGraph capture these are placeholders
+    // each replay fills in.
+    auto* gen = getDefaultNpuGenerator(device.index()).get<NpuGeneratorImpl>();
+    std::lock_guard<std::mutex> lock(gen->mutex_);
+    auto [seed, offset] = gen->reservePhilox(philoxIncrement_);
+    params = {seed, offset};
+  }
+  params.insert(params.end(), givenParams.begin(), givenParams.end());
   std::vector<at::Tensor> outputs;
   outputs.reserve(record_.outputs.size());
   for (size_t j = 0; j < record_.outputs.size(); ++j) {

@@ -46,10 +46,10 @@ eager::KernelRecord recordFrom(const py::dict& result) {
 
 TORCH_NPU_BINDINGS(bindCompiledGraphs) {
   py::class_<CompiledGraph>(m, "_CompiledGraph")
-      .def(py::init([](const py::dict& record, std::vector<int> aliases, size_t inputCount) {
-             return CompiledGraph(recordFrom(record), std::move(aliases), inputCount);
+      .def(py::init([](const py::dict& record, std::vector<int> aliases, size_t inputCount, uint64_t philoxIncrement) {
+             return CompiledGraph(recordFrom(record), std::move(aliases), inputCount, philoxIncrement);
            }),
-           py::arg("record"), py::arg("aliases"), py::arg("input_count"))
+           py::arg("record"), py::arg("aliases"), py::arg("input_count"), py::arg("philox_increment") = 0)
       .def("run", &CompiledGraph::run, py::arg("inputs"), py::arg("params"), py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("launch_count", &CompiledGraph::launchCount)
       .def_property_readonly("arena_bytes", &CompiledGraph::arenaBytes);
