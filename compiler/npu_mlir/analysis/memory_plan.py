@@ -63,11 +63,12 @@ def slots_of(kernel: ir.Operation, model: KernelModel) -> list[int]:
 def _elems(b: Buffer, tiling: dict[str, int]) -> int:
     if tiling["kind"] == "elementwise":
         return tiling["tile_elems"]
+    cols = tiling.get("col_tile", tiling["cols_aligned"])  # a row split across UB tiles holds one tile
     if b.shape_class == "full":
-        return tiling["tile_rows"] * tiling["cols_aligned"]
+        return tiling["tile_rows"] * cols
     if b.shape_class == "row":
         return ceil(tiling["tile_rows"] / tiling["align_elems"]) * tiling["align_elems"]
-    return tiling["cols_aligned"]
+    return cols
 
 
 def _place(items: list[tuple[str, str, int]], soc: Soc) -> list[Placement]:

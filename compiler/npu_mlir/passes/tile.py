@@ -23,6 +23,9 @@ the emitters and the sim (which takes block_dim):
                trailing dims); cols_aligned = cols padded to align_elems (UB row pitch)
                block_rows, last_block_rows, tile_rows, tile_num, tail_tile_rows, last_tile_num,
                last_tail_tile_rows, align_elems: as for elementwise, counted in rows
+               only when one row does not fit UB (a two-level reduction, tile_rows 1):
+               col_tile columns per UB tile (a multiple of align_elems), col_tiles tiles per row,
+               tail_col_tile the last tile's columns
   matmul       batch, m, n, k (transposes already applied: C[m,n] = A[m,k] B[k,n])
                base_m, base_n, base_k  the L0 tile: L0A holds base_m x base_k, L0B base_k x
                base_n, L0C base_m x base_n (fp32), all multiples of the fractal
@@ -121,20 +124,37 @@ def plan_rows(model: KernelModel, soc: Soc) -> dict[str, int]:
         else:
             fixed += cols_aligned * b.elem_bytes * b.depth
     cap = (soc.ub_bytes - fixed) // per_row if soc.ub_bytes > fixed else 0
-    if cap < 1:
-        raise TilingError(f"one row of {model.cols} elements needs {per_row + fixed} bytes of UB for "
-                          f"{len(model.buffers)} buffers (inputs and outputs double-buffered); UB has "
-                          f"{soc.ub_bytes}. Reduce over fewer elements per row or split the reduction")
+    split = {} if cap >= 1 else _split_row(model, soc, align)
     row_bytes = model.cols * max(b.elem_bytes for b in model.buffers)
     blocks, block_rows = _split(model.rows, 1, soc.cores("aiv"), ceil(MIN_BLOCK_BYTES / row_bytes))
-    tile = min(cap, block_rows)
+    tile = min(max(cap, 1), block_rows)
     last = model.rows - (blocks - 1) * block_rows
     tile_num, tail = _tiles(block_rows, tile)
     last_num, last_tail = _tiles(last, tile)
     return dict(rows=model.rows, cols=model.cols, cols_aligned=cols_aligned, block_dim=blocks,
                 block_rows=block_rows, last_block_rows=last, tile_rows=tile, tile_num=tile_num,
                 tail_tile_rows=tail, last_tile_num=last_num, last_tail_tile_rows=last_tail,
-                align_elems=align)
+                align_elems=align, **split)
+
+
+def _split_row(model: KernelModel, soc: Soc, align: int) -> dict[str, int]:
+    """A row too long for UB is split across UB tiles of `col_tile` columns, one row at a time:
+    a two-level reduction (each tile reduces its columns, the row's accumulator folds the tiles'
+    partial results in order); values computed from the finished reduction take a second pass over
+    the same column tiles. Row buffers (the accumulators) stay whole; full and column buffers hold
+    one column tile."""
+    per_col = fixed = 0
+    for b in model.buffers:
+        if b.shape_class == "row":
+            fixed += soc.ub_align * b.depth
+        else:
+            per_col += b.elem_bytes * b.depth
+    col_tile = (soc.ub_bytes - fixed) // per_col // align * align if soc.ub_bytes > fixed else 0
+    if col_tile < align:
+        raise TilingError(f"{len(model.buffers)} UB buffers need {per_col * align + fixed} bytes for one "
+                          f"{align}-column tile of a row; UB has {soc.ub_bytes}")
+    col_tiles, tail = _tiles(model.cols, col_tile)
+    return dict(col_tile=col_tile, col_tiles=col_tiles, tail_col_tile=tail)
 
 
 def _round(x: int, m: int) -> int:

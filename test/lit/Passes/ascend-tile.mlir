@@ -91,8 +91,14 @@ func.func private @transpose_is_not_tiled()
 
 // -----
 
-// One row of 100000 fp32 (double-buffered in and out) cannot fit 192 KiB of UB.
-// expected-error@+1 {{cannot be tiled for Ascend910B1: one row of 100000 elements needs}}
+// One row of 100000 fp32 (double-buffered in and out) cannot fit 192 KiB of UB: the row is split
+// across UB tiles (a two-level reduction), 16376 columns each (2 x 4 B input + 4 B ReduceMax
+// scratch per column, 8-aligned), 7 tiles, the last of 1744.
+// CHECK-LABEL: func.func private @wide_row_splits_across_ub_tiles
+// CHECK: block_dim = 4 : i64, block_rows = 1 : i64, buffer_num = 2 : i64, col_tile = 16376 : i64, col_tiles = 7 : i64, cols = 100000 : i64
+// CHECK-SAME: tail_col_tile = 1744 : i64
+// CHECK-SAME: tile_rows = 1 : i64
+func.func private @wide_row_splits_across_ub_tiles()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<4x100000xf32>):
   %0 = "ascend.reduce"(%a) {kind = "max", dims = array<i64: 1>, keepdim = false} : (tensor<4x100000xf32>) -> tensor<4xf32>

@@ -51,6 +51,8 @@ def lower_kernel(kernel: ir.Operation, soc) -> str | None:
     model = analyze(kernel)
     if tiling["kind"] != model.kind:
         raise ValueError(f"has a '{tiling['kind']}' tiling record for a '{model.kind}' body; rerun ascend-tile")
+    if "col_tiles" in tiling:
+        return None  # a row split across UB tiles (two-level reduction) has no tile-level form yet
     if model.kind in ("elementwise", "row"):
         program, results = vector.lower(kernel, model, tiling, _offsets(kernel), soc.ub_align)
     elif model.kind == "matmul":

@@ -352,16 +352,44 @@ def _constant(op: ir.Operation) -> str:
     raise CodegenError("ERR03007 GRAPH scalar-unit AscendC: a non-scalar constant")
 
 
+# The launch list asks for a kernel's source, its ACL launcher and the module's host code, and
+# each needs to know whether the kernel has AscendC: one lowering per kernel text, not three.
+_MEMO: dict[str, str | CodegenError] = {}
+_MEMO_SIZE = 64
+_LOOPS: list[tuple[ir.Context, PassManager]] = []
+
+
 def emit(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
     """The kernel class `Kernel_<name>` (Init / Process) running the kernel on the scalar unit."""
+    key = f"{ub_bytes}:{kernel}"
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        try:
+            _MEMO[key] = _emit(kernel, sig, ub_bytes)
+        except CodegenError as err:
+            _MEMO[key] = err
+    found = _MEMO[key]
+    if isinstance(found, CodegenError):
+        raise found
+    return found
+
+
+def _emit(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
     try:
         text = kernel_to_linalg(kernel)
     except KernelLoweringError as err:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: {err.detail}") from err
-    with ir.Context(), ir.Location.unknown():
+    if not _LOOPS:  # one context and pass manager for every kernel: each costs more than a lowering
+        context = ir.Context()
+        context.enable_multithreading(False)
+        with context:
+            _LOOPS.append((context, PassManager.parse(TO_LOOPS)))
+    context, pm = _LOOPS[0]
+    with context, ir.Location.unknown():
         module = ir.Module.parse(f"module {{\n{text}\n}}")
         try:
-            PassManager.parse(TO_LOOPS).run(module.operation)
+            pm.run(module.operation)
         except ir.MLIRError as err:
             raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its loops do not bufferize: {err.message}") from err
         funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]

@@ -254,6 +254,9 @@ def _copy(b: Buffer, kind: str, local: str, gm: str, direction: str) -> str:
 
 
 def emit(kernel: ir.Operation, sig: KernelSignature, kind: str) -> str:
+    if "col_tiles" in sig.tiling:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: a row split across UB tiles (two-level "
+                           "reduction) has no vector lowering yet")
     model = analyze(kernel)
     for b in model.buffers:
         if b.role in ("in", "out") and str(ir.RankedTensorType(b.value.type).element_type) == "i1":
