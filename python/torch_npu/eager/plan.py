@@ -115,6 +115,15 @@ def _written(argument: torch._C.Argument) -> bool:
     return argument.alias_info is not None and argument.alias_info.is_write
 
 
+def _scalar_form(op: torch._ops.OpOverload, schema_args: list, numbers: dict) -> torch._ops.OpOverload | None:
+    """The overload taking a Scalar for each number of the call that sits in a Tensor slot."""
+    names = {schema_args[i].name for i in numbers if str(schema_args[i].type).startswith("Tensor")}
+    if not names:
+        return None
+    return _sibling(op, [(name, kind.replace("Tensor", "number") if name in names else kind)  # Scalar's str
+                         for name, kind in _signature(op._schema)])
+
+
 def _functional_variant(op: torch._ops.OpOverload, results: int) -> torch._ops.OpOverload | None:
     """`foo_` / `foo.out` -> the functional `foo` overload; a mutable `foo` -> `foo_functional`."""
     signature = _signature(op._schema)
@@ -256,7 +265,15 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
     try:
         expected = _results(plan.request)
     except Exception as err:  # no meta kernel, data-dependent shapes, bad arguments: not compilable
-        raise PlanError(f"cannot infer the results on meta tensors: {type(err).__name__}: {str(err)[:300]}") from err
+        # A number C++ code passes in a Tensor slot (take_along_dim's `indices % size` reaches
+        # remainder.Tensor) is a Python number here, which some Tensor overloads refuse: the Scalar
+        # overload is the same call.
+        scalar_form = _scalar_form(op, schema_args, numbers)
+        if scalar_form is None:
+            raise PlanError(f"cannot infer the results on meta tensors: {type(err).__name__}: {str(err)[:300]}") from err
+        op = scalar_form
+        plan.request["target"] = f"{op._schema.name}.{op._overloadname}"
+        expected = _results(plan.request)
     skipped = _skipped_empty_elements(op, args)
     if skipped:
         # The kernel takes only the inputs that contribute; the call's result must not change.

@@ -149,3 +149,33 @@ def test_empty_result_of_non_empty_input(eager_stats, fn):
     stats = eager_stats()
     assert not any(row["fallback"] for row in stats.values()), stats
     torch.testing.assert_close((A.npu() + 1).cpu(), A + 1)  # the device and the workers still run
+
+
+# Layer / group norm backwards with a masked-off gradient (a frozen or absent affine parameter, an
+# input that needs no gradient): compiled, and every gradient autograd asks for matches the CPU.
+NORM_CASES = [
+    ("layer_norm", lambda x, w, b: torch.nn.functional.layer_norm(x, (33,), w, b)),
+    ("layer_norm_no_affine", lambda x, w, b: torch.nn.functional.layer_norm(x, (33,)) * w),
+    ("group_norm", lambda x, w, b: torch.nn.functional.group_norm(x.view(6, 3, 11), 3, w[:3], b[:3])),
+    ("group_norm_no_affine", lambda x, w, b: torch.nn.functional.group_norm(x.view(6, 3, 11), 3).view(6, 33) * w),
+]
+NEEDS_GRAD = {"input_only": (True, False, False), "params_only": (False, True, True), "no_bias": (True, True, False)}
+
+
+@pytest.mark.parametrize("needs", list(NEEDS_GRAD.values()), ids=list(NEEDS_GRAD))
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=name) for name, fn in NORM_CASES])
+def test_norm_backward_with_masked_gradients(eager_stats, fn, needs):
+    args = (A, torch.randn(33, generator=torch.Generator().manual_seed(3)), ROW)
+    cpu = [a.detach().clone().requires_grad_(n) for a, n in zip(args, needs)]
+    npu = [a.detach().npu().requires_grad_(n) for a, n in zip(args, needs)]
+    expected, got = fn(*cpu), fn(*npu)
+    torch.testing.assert_close(got.cpu(), expected.detach(), **GRAD_TOL[torch.float32])
+    grad = torch.randn(expected.shape, generator=torch.Generator().manual_seed(2))
+    wanted = [i for i, n in enumerate(needs) if n]
+    expected_grads = torch.autograd.grad(expected, [cpu[i] for i in wanted], grad, allow_unused=True)
+    got_grads = torch.autograd.grad(got, [npu[i] for i in wanted], grad.npu(), allow_unused=True)
+    for g, e in zip(got_grads, expected_grads):
+        assert (g is None) == (e is None)
+        if e is not None:
+            torch.testing.assert_close(g.cpu(), e, **GRAD_TOL[torch.float32])
+    assert_no_fallback()

@@ -92,6 +92,8 @@ def _last_hits(self: torch.Tensor, dim: int, index: torch.Tensor) -> tuple[torch
 
 
 def scatter_src(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    if self.dim() == 0 and index.dim() == 0:  # one element, index 0 (max.dim's gradient of a 0-d input)
+        return scatter_src(self.reshape(1), 0, index.reshape(1), src.reshape(1)).reshape(())
     dim = _scatter_layout(self, dim, index)
     src = src[tuple(slice(0, s) for s in index.shape)]
     final, written = _last_hits(self, dim, index)
@@ -100,6 +102,8 @@ def scatter_src(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Te
 
 
 def scatter_value(self: torch.Tensor, dim: int, index: torch.Tensor, value: float) -> torch.Tensor:
+    if self.dim() == 0 and index.dim() == 0:
+        return scatter_value(self.reshape(1), 0, index.reshape(1), value).reshape(())
     dim = _scatter_layout(self, dim, index)
     _, written = _last_hits(self, dim, index)
     return self.masked_fill(_covering(written, dim, self.shape, False), value)
@@ -204,6 +208,18 @@ def _median(self: torch.Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> tu
 
 def nanmedian_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     return _median(self, dim, keepdim, ignore_nan=True)
+
+
+def median_dim(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _median(self, dim, keepdim, ignore_nan=False)
+
+
+def _whole_median(ignore_nan: bool) -> Callable:
+    """median() / nanmedian() without a dim: the value over every element."""
+    def rewrite(self: torch.Tensor) -> torch.Tensor:
+        return _median(self.reshape(-1), 0, False, ignore_nan)[0]
+
+    return rewrite
 
 
 def _extreme(dtype: torch.dtype, largest: bool) -> float | int:
@@ -353,6 +369,9 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.cumprod.default: cumprod,
     aten._logcumsumexp.default: logcumsumexp,
     aten.nanmedian.dim: nanmedian_dim,
+    aten.median.dim: median_dim,
+    aten.median.default: _whole_median(ignore_nan=False),
+    aten.nanmedian.default: _whole_median(ignore_nan=True),
     aten.scatter_reduce.two: scatter_reduce,
     aten.max_unpool2d.default: max_unpool,
     aten.max_unpool3d.default: max_unpool,

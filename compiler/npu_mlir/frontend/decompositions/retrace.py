@@ -20,6 +20,7 @@ import torch
 from npu_mlir.frontend.decompositions.batch_norm import RETRACED as _BATCH_NORM
 from npu_mlir.frontend.decompositions.conv_gemm import RETRACED as _CONVOLUTION
 from npu_mlir.frontend.decompositions.masked import MASKED
+from npu_mlir.frontend.decompositions.normalization import RETRACED as _NORMALIZATION
 from npu_mlir.frontend.decompositions.pooling import RETRACED as _POOLING
 from npu_mlir.frontend.decompositions.resampling import RESAMPLING
 from npu_mlir.frontend.decompositions.special import SPECIAL
@@ -144,6 +145,16 @@ def _zero_d_reduction(op: torch._ops.OpOverload) -> Callable:
     def rewrite(self: torch.Tensor, dim: int | list[int] | None = None, keepdim: bool = False) -> torch.Tensor:
         if self.dim() == 0:
             return op(self.reshape(1), [0] if isinstance(dim, (list, tuple)) or dim is None else 0, keepdim).reshape(())
+        return op(self, dim, keepdim)
+
+    return rewrite
+
+
+def _zero_d_extreme(op: torch._ops.OpOverload) -> Callable:
+    # max.dim / min.dim of a 0-d tensor: torch-mlir cannot lower it; the element and index 0.
+    def rewrite(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.dim() == 0:
+            return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
         return op(self, dim, keepdim)
 
     return rewrite
@@ -276,6 +287,8 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.roll.default: roll,
     **{op: _zero_d_reduction(op) for op in (aten.amax.default, aten.amin.default, aten.all.dim, aten.any.dim,
                                              aten.all.dims, aten.any.dims)},
+    aten.max.dim: _zero_d_extreme(aten.max.dim),
+    aten.min.dim: _zero_d_extreme(aten.min.dim),
     aten.fmax.default: _fextreme(torch.maximum),
     aten.fmin.default: _fextreme(torch.minimum),
     aten.hypot.default: hypot,
@@ -290,6 +303,7 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
 
 # Batch norm's rewrites live with the facts about its running statistics.
 RETRACED.update(_BATCH_NORM)
+RETRACED.update(_NORMALIZATION)  # layer / group norm backwards: every gradient, whatever the mask
 
 # Convolutions as GEMMs and scatter-free pooling backwards: every stride / padding / dilation / groups;
 # addcdiv/addcmul taking `value` as a kernel parameter.

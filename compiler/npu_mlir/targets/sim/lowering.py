@@ -28,7 +28,7 @@ from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.sim import schedule as sim_schedule
-from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16
+from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16, truncate_f64_through_f32
 from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove_fences
 from npu_mlir.targets.sim.normalize import drop_constant_output_dims
 from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
@@ -128,5 +128,6 @@ def lower(module: ir.Module) -> None:
     sim_schedule.lower_vectors(module)
     run(module, TO_LOOPS)
     approximate_math(module)
+    truncate_f64_through_f32(module)
     run(module, TO_LLVM)
     store_bf16_as_i16(module)
