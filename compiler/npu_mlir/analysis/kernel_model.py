@@ -218,10 +218,19 @@ def epilogue_values(kernel: ir.Operation, model: KernelModel) -> list[tuple[ir.V
     out = []
     for v in values:
         s = list(_tensor(v).shape)
-        if prod(s) == prod(shape) and [d for d in s if d != 1] == [d for d in shape if d != 1]:
-            out.append((v, "full"))
-        elif prod(s) == shape[-1]:
-            out.append((v, "col"))
-        else:
+        layout = epilogue_layout(s, shape)
+        if layout is None:
             return f"epilogue tensor of shape {s} is neither the matmul result's {shape} nor a row of it"
+        out.append((v, layout))
     return out
+
+
+def epilogue_layout(shape: list[int], result: list[int]) -> str | None:
+    """How a matmul kernel's epilogue holds a tensor of `shape` next to its `result`-shaped output:
+    'full' (one element per result element), 'col' (an [n] vector broadcast over rows), or None
+    (it cannot, e.g. a per-batch row [b, 1, n]; ascend-fuse then keeps such ops out of the kernel)."""
+    if prod(shape) == prod(result) and [d for d in shape if d != 1] == [d for d in result if d != 1]:
+        return "full"
+    if prod(shape) == result[-1]:
+        return "col"
+    return None

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from torch_mlir import ir
 
 from ..analysis.host_function import VIEW_OPS
+from ..analysis.kernel_model import epilogue_layout
 
 ELEMENTWISE = {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast", "ascend.compare",
                "ascend.select", "ascend.broadcast"}
@@ -156,6 +157,8 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
                 # An operand from outside g that depends on g would make kernel g wait on itself.
                 if any(producer_group(o) is not g and id(g) in reach.get(o, ()) for o in operands):
                     continue
+                if g.kind in CUBE.values() and not _epilogue_reads_fit(op, g, floating, producer_group):
+                    continue
                 if _try_join(g, op, max_ops):
                     joined = g
                     break
@@ -174,6 +177,19 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
     for b in floating.values():
         groups.append(Group("elementwise", tensor_shape(b.results[0]), [b]))
     return groups
+
+
+def _epilogue_reads_fit(op: ir.OpView, group: Group, floating: dict, producer_group) -> bool:
+    """Whether every tensor `op` reads from outside cube `group` (through a broadcast it would claim:
+    the broadcast's source) is one the matmul epilogue can tile; else `op` starts a vector kernel."""
+    for v in op.operands:
+        if producer_group(v) is group:
+            continue
+        b = floating.get(v.owner.operation) if isinstance(v.owner, ir.OpView) else None
+        shape = tensor_shape(b.operands[0] if b is not None else v)
+        if shape and epilogue_layout(shape, group.domain) is None:
+            return False
+    return True
 
 
 def _claim_broadcasts(op: ir.OpView, group: Group, floating: dict, group_of: dict, reach: dict,

@@ -144,6 +144,28 @@ func.func @bias_broadcast_joins_epilogue(%x: tensor<16x32xf32>, %w: tensor<32x64
 
 // -----
 
+// A per-batch row [b, 1, n] broadcast over a batch_matmul's rows is no epilogue operand the tiling
+// can hold ('full' or an [n] 'col'): the op reading it starts a vector kernel (which claims the
+// broadcast) instead of failing ascend-tile for the whole call.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: "ascend.batch_matmul"
+// CHECK-NOT: "ascend.broadcast"
+// CHECK: fusion = "matmul_epilogue"
+// CHECK: "ascend.broadcast"
+// CHECK-NEXT: "ascend.binary"
+// CHECK: fusion = "elementwise"
+// CHECK-LABEL: func.func @batch_row_broadcast_leaves_epilogue
+// CHECK-COUNT-2: "ascend.launch"
+// CHECK-NOT: "ascend.launch"
+func.func @batch_row_broadcast_leaves_epilogue(%x: tensor<2x16x32xf32>, %w: tensor<2x32x64xf32>, %r: tensor<2x1x64xf32>) -> tensor<2x16x64xf32> {
+  %0 = "ascend.batch_matmul"(%x, %w) {transpose_a = false, transpose_b = false, acc_type = f32} : (tensor<2x16x32xf32>, tensor<2x32x64xf32>) -> tensor<2x16x64xf32>
+  %1 = "ascend.broadcast"(%r) {dims = array<i64: 1>} : (tensor<2x1x64xf32>) -> tensor<2x16x64xf32>
+  %2 = "ascend.binary"(%0, %1) {kind = "sub"} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  return %2 : tensor<2x16x64xf32>
+}
+
+// -----
+
 // Layer norm's mean branch and variance branch start from the same input independently; the op
 // that combines them merges both groups into one kernel.
 // CHECK-LABEL: "ascend.kernel"
