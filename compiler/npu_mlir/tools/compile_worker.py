@@ -32,6 +32,11 @@ def main() -> int:
     os.dup2(2, 1)
     requests = sys.stdin.buffer
     from npu_mlir.frontend import fx_graph, kernel_build  # after the dup2: their imports may print
+    # What every build imports lazily, loaded before "ready": the pool starts workers as a miss is
+    # being planned in the user's process, so this overlaps the plan instead of delaying the compile.
+    import npu_mlir.frontend.torch_import  # noqa: F401
+    import npu_mlir.pipeline  # noqa: F401
+    import npu_mlir.targets.launch_list  # noqa: F401
 
     builders = {"graph": fx_graph.build, "op": kernel_build.build}
 

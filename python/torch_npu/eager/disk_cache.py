@@ -4,11 +4,20 @@
         entry-<hash of key>.json   the record (launch list, kernel sources) + the sha256 of each library
         npu_sim_*.so               the kernels (written by the sim target's own memo)
 
+An eager entry also holds the call's dispatch plan (which arguments feed the kernel, which are
+parameters, where results go: torch_npu.eager.miss), so a later process serves the call from this
+entry alone, without planning it (planning imports torch._dynamo) or starting a compile worker. Its
+key is the dispatcher's structural key followed by the values of the arguments the kernel was built
+for (`call_key`); a call with such "baked" arguments also has a marker entry under the bare key that
+names them, as the dispatcher's memory cache does. A call the compiler refused is kept too (its
+record has no launches and says why), so a warm process sends it to the CPU without asking again.
+
 The version hashes every source file of the compiler (the npu_mlir package folder: passes, emitters,
-front end, references, the CPU twin's headers) and the torch / torch-mlir versions, so a changed
-compiler never loads a stale kernel; any edit under compiler/npu_mlir/ starts an empty directory. An entry whose JSON does not
-parse, whose libraries are missing or whose bytes no longer match the recorded hashes is deleted with
-its libraries, and the call compiles again.
+front end, references, the CPU twin's headers), this package's sources (the plan an entry holds) and
+the torch / torch-mlir versions, so a changed compiler never loads a stale kernel; any edit under
+compiler/npu_mlir/ starts an empty directory. An entry whose JSON does not parse, whose libraries are
+missing or whose bytes no longer match the recorded hashes is deleted with its libraries, and the call
+compiles again. Nothing here imports MLIR.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import json
 import os
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -25,11 +35,12 @@ import npu_mlir
 from npu_mlir.frontend.kernel_build import PIPELINE_ENV
 from npu_mlir.targets.sim.cache import CACHE_ENV, cache_root
 
-__all__ = ["CACHE_ENV", "cache_root", "compiler_version", "entry_path", "load", "store", "version_dir"]
+__all__ = ["CACHE_ENV", "cache_root", "call_key", "compiler_version", "entry_path", "load", "load_answer",
+           "store", "store_baked", "version_dir"]
 _version: list[str] = []
 
 
-def _compiler_sources(root: Path) -> list[Path]:
+def _sources(root: Path) -> list[Path]:
     # Every file but Python's bytecode caches: a header of the CPU twin changes the AscendC build too.
     return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
@@ -37,10 +48,10 @@ def _compiler_sources(root: Path) -> list[Path]:
 def compiler_version() -> str:
     if not _version:
         digest = hashlib.sha256()
-        root = Path(npu_mlir.__file__).parent
-        for source in _compiler_sources(root):
-            digest.update(str(source.relative_to(root)).encode())
-            digest.update(source.read_bytes())
+        for root in (Path(npu_mlir.__file__).parent, Path(__file__).parent):
+            for source in _sources(root):
+                digest.update(str(source.relative_to(root)).encode())
+                digest.update(source.read_bytes())
         digest.update(torch.__version__.encode())
         digest.update(metadata.version("torch-mlir").encode())
         digest.update(os.environ.get(PIPELINE_ENV, "1").encode())  # which path built the records
@@ -62,40 +73,85 @@ def entry_path(key: bytes) -> Path:
     return version_dir() / f"entry-{hashlib.sha256(key).hexdigest()[:32]}.json"
 
 
+def call_key(key: bytes, baked: list[int], args: list) -> bytes:
+    """The entry key of an eager call: its structural key and the values of its baked arguments (as
+    the dispatcher describes them), which select among kernels of one structural key."""
+    return key + b"|" + repr([args[i] for i in baked]).encode()
+
+
 def _discard(entry: Path, libraries: list[Path]) -> None:
     for path in [entry] + [p for lib in libraries for p in (lib, lib.with_suffix(".json"))]:
         path.unlink(missing_ok=True)
 
 
-def load(key: bytes) -> dict | None:
-    """The stored record for `key` (its launches' so_path made absolute), or None (a damaged
-    entry is removed with its libraries)."""
+def _read(key: bytes) -> dict | None:
+    """The entry of `key` with its launches' so_path made absolute, or None (a damaged entry is
+    removed with its libraries)."""
     entry = entry_path(key)
-    if not entry.exists():
+    try:
+        text = entry.read_text()
+    except FileNotFoundError:
         return None
+    except OSError:
+        text = ""
     libraries: list[Path] = []
     try:
-        meta = json.loads(entry.read_text())
+        meta = json.loads(text)
         libraries = [entry.parent / name for name, _ in meta["libraries"]]
         intact = all(lib.exists() and _file_hash(lib) == digest for lib, (_, digest) in zip(libraries, meta["libraries"]))
         if meta["key"] == key.hex() and intact:
-            record = meta["kernel"]
-            for launch in record["launches"]:
+            for launch in meta.get("kernel", {}).get("launches", []):
                 launch["so_path"] = str(entry.parent / launch["so_path"])
-            return record
-    except (OSError, ValueError, KeyError, TypeError):
+            return meta
+    except (ValueError, KeyError, TypeError, AttributeError):
         pass
     _discard(entry, libraries)
     return None
 
 
-def store(key: bytes, record: dict) -> None:
-    """Keep `record` (a launch list, see kernel_build) for `key`; its libraries are in version_dir()."""
-    libraries = [Path(launch["so_path"]) for launch in record["launches"]]
-    stored = dict(record, launches=[dict(launch, so_path=Path(launch["so_path"]).name) for launch in record["launches"]])
-    meta = {"key": key.hex(), "libraries": [(lib.name, _file_hash(lib)) for lib in dict.fromkeys(libraries)],
-            "kernel": stored}
+def load(key: bytes) -> dict | None:
+    """The stored record for `key` (its launches' so_path made absolute), or None."""
+    meta = _read(key)
+    return meta["kernel"] if meta is not None and "kernel" in meta else None
+
+
+def load_answer(key: bytes, args: list) -> dict | None:
+    """What miss.py answers the dispatcher for this call, as an earlier process stored it, or None."""
+    meta = _read(call_key(key, [], args))
+    if meta is None:
+        marker = _read(key)
+        if marker is None or "baked" not in marker:
+            return None
+        meta = _read(call_key(key, marker["baked"], args))
+    if meta is None or "dispatch" not in meta:
+        return None
+    if meta["kernel"].get("rejected"):
+        return {"unsupported": meta["kernel"]["rejected"], "crashed": False}
+    return dict(meta["kernel"], **meta["dispatch"])
+
+
+def _write(key: bytes, meta: dict) -> None:
     entry = entry_path(key)
     staged = entry.with_suffix(f".tmp{os.getpid()}")
-    staged.write_text(json.dumps(meta))
+    staged.write_text(json.dumps(dict(meta, key=key.hex())))
     os.replace(staged, entry)
+
+
+def store(key: bytes, record: dict, dispatch: dict[str, Any] | None = None) -> None:
+    """Keep `record` (a launch list, see kernel_build; no launches and a "rejected" reason for a call
+    the compiler refused) for `key`, with an eager call's `dispatch` plan; its libraries are in
+    version_dir()."""
+    launches = record.get("launches", [])
+    libraries = [Path(launch["so_path"]) for launch in launches]
+    stored = dict(record)
+    if launches:
+        stored["launches"] = [dict(launch, so_path=Path(launch["so_path"]).name) for launch in launches]
+    meta = {"libraries": [(lib.name, _file_hash(lib)) for lib in dict.fromkeys(libraries)], "kernel": stored}
+    if dispatch is not None:
+        meta["dispatch"] = dispatch
+    _write(key, meta)
+
+
+def store_baked(key: bytes, baked: list[int]) -> None:
+    """Mark the structural `key` as one whose entries are keyed by the values of arguments `baked`."""
+    _write(key, {"libraries": [], "baked": baked})
