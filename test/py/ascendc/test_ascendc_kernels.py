@@ -183,6 +183,30 @@ def test_c_api_missing_synchronization_is_reported(kernels, tmp_path):
     assert "written by asc_copy_gm2ub (PIPE_MTE2)" in proc.stderr and "MTE2_V" in proc.stderr
 
 
+@pytest.mark.parametrize("name", ["c_api_cube_matmul", "c_api_cube_matmul_bt"])
+def test_c_api_cube_matmul(kernels, tmp_path, name):
+    # asc_cube.h: L1 / L0 arrays, ND -> NZ into L1, L1 -> L0A / L0B (transposing load for a plain B,
+    # plain load for B^T), two asc_mmad over the halves of k (the second accumulating), NZ -> ND out.
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((32, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 48)).astype(np.float16)
+    given = b.T if name.endswith("_bt") else b
+    (c,), _ = run(kernels, tmp_path, name, 1, [a, given], [(32 * 48, np.float32)])
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.reshape(32, 48), want, rtol=1e-4, atol=1e-3)
+
+
+def test_c_api_cube_missing_synchronization_is_reported(kernels, tmp_path):
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((32, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 48)).astype(np.float16)
+    _, proc = run(kernels, tmp_path, "c_api_cube_missing_sync", 1, [a, b], [(32 * 48, np.float32)], check=False)
+    assert proc.returncode != 0
+    line = _source_line("asc_mmad(c_l0, a_l0, b_l0, M, KH, N")
+    assert f"kernels.cpp:{line}: Mmad (PIPE_M) reads L0A" in proc.stderr, proc.stderr
+    assert "written by LoadData (PIPE_MTE1)" in proc.stderr and "MTE1_M" in proc.stderr
+
+
 def test_high_level_matmul_api_misuse_is_reported(kernels, tmp_path):
     z = np.zeros(64 * 48, np.float16)
     _, proc = run(kernels, tmp_path, "matmul_api_no_b", 1, [z, z, np.zeros(40, np.float32)], [(64 * 40, np.float32)],

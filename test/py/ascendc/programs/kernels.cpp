@@ -674,6 +674,66 @@ extern "C" __global__ __vector__ void c_api_missing_sync(GM_ADDR x, GM_ADDR y, G
   CApiKernel<true>(x, y, z, w);
 }
 
+// ---------------------------------------------------------------- the C API's cube part (asc_cube.h)
+// C[32][48] (float, ND) = A[32][64] * B[64][48] (half) in two halves of k, the second accumulating
+// into L0C. Local memory as the C API declares it: arrays in L1 / L0A / L0B / L0C. A and B reach L1
+// as NZ (asc_copy_gm2l1_nd2nz); A's fractals go to L0A row by row (asc_copy_l12l0a), B's through the
+// transposing load (asc_copy_l12l0b_trans), or - B_TRANSPOSED, B given as [48][64] - the plain one.
+// c_api_cube_missing_sync forgets the MTE1 -> M wait before the first asc_mmad.
+template <bool B_TRANSPOSED, bool FORGET_SYNC>
+__aicore__ inline void CApiCubeKernel(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  constexpr uint16_t M = 32, K = 64, N = 48, KH = K / 2, M1 = M / 16, K1 = K / 16, N1 = N / 16, KH1 = KH / 16;
+  constexpr uint32_t FRAC = 256;  // half elements in a 512-byte fractal
+  asc_init();
+  __cbuf__ half a_l1[M * K], b_l1[K * N];
+  __ca__ half a_l0[M * KH];
+  __cb__ half b_l0[KH * N];
+  __cc__ float c_l0[M * N];
+  asc_copy_gm2l1_nd2nz(a_l1, (__gm__ half*)a, 1, M, K, 0, K, M, 1, 0);
+  if constexpr (B_TRANSPOSED) {
+    asc_copy_gm2l1_nd2nz(b_l1, (__gm__ half*)b, 1, N, K, 0, K, N, 1, 0);  // NZ of B^T: fractal (n, k) at k * N1 + n
+  } else {
+    asc_copy_gm2l1_nd2nz(b_l1, (__gm__ half*)b, 1, K, N, 0, N, K, 1, 0);  // NZ of B: fractal (k, n) at n * K1 + k
+  }
+  asc_sync_notify(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  for (uint16_t h = 0; h < 2; ++h) {
+    if (h > 0) {  // L0A / L0B are reloaded: the first asc_mmad must have read them
+      asc_sync_notify(PIPE_M, PIPE_MTE1, EVENT_ID0);
+      asc_sync_wait(PIPE_M, PIPE_MTE1, EVENT_ID0);
+    }
+    for (uint16_t mi = 0; mi < M1; ++mi)  // L0A row mi: the KH1 fractals of k-half h, M1 apart in L1
+      asc_copy_l12l0a(a_l0 + mi * KH1 * FRAC, a_l1, h * KH1 * M1 + mi, KH1, M1, 0);
+    for (uint16_t ki = 0; ki < KH1; ++ki) {  // L0B row ki: its N1 fractals
+      const uint16_t k = h * KH1 + ki;
+      if constexpr (B_TRANSPOSED) {
+        asc_copy_l12l0b(b_l0 + ki * N1 * FRAC, b_l1, k * N1, N1, 1, 0);
+      } else {
+        asc_copy_l12l0b_trans(b_l0 + ki * N1 * FRAC, b_l1, k, N1, K1, 0, false, 0);
+      }
+    }
+    if (!(FORGET_SYNC && h == 0)) {
+      asc_sync_notify(PIPE_MTE1, PIPE_M, EVENT_ID0);
+      asc_sync_wait(PIPE_MTE1, PIPE_M, EVENT_ID0);
+    }
+    asc_mmad(c_l0, a_l0, b_l0, M, KH, N, 0, false, false, h == 0);
+  }
+  asc_sync_notify(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_sync_wait(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_set_l0c_copy_params(1, 0, 0);
+  asc_copy_l0c2gm((__gm__ float*)c, c_l0, N, M, N, M, 0, static_cast<uint64_t>(QuantMode_t::NoQuant), 0, false, true);
+  asc_sync();
+}
+extern "C" __global__ __cube__ void c_api_cube_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  CApiCubeKernel<false, false>(a, b, c);
+}
+extern "C" __global__ __cube__ void c_api_cube_matmul_bt(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  CApiCubeKernel<true, false>(a, b, c);
+}
+extern "C" __global__ __cube__ void c_api_cube_missing_sync(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  CApiCubeKernel<false, true>(a, b, c);
+}
+
 // ---------------------------------------------------------------- host
 using Launcher = std::function<void(std::vector<uint8_t*>&, uint32_t, aclrtStream)>;
 
@@ -686,6 +746,11 @@ static const std::map<std::string, Launcher>& Kernels() {
       {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_split_nd", [](auto& a, uint32_t d, aclrtStream s) { matmul_split_nd<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"c_api_kernel", [](auto& a, uint32_t d, aclrtStream s) { c_api_kernel<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"c_api_cube_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_matmul<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"c_api_cube_matmul_bt",
+       [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_matmul_bt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+      {"c_api_cube_missing_sync",
+       [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_missing_sync<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"c_api_missing_sync",
        [](auto& a, uint32_t d, aclrtStream s) { c_api_missing_sync<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
       {"matmul_api_all",

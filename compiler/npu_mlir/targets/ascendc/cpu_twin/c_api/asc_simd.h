@@ -11,8 +11,7 @@
 // and burst forms, _sync), asc_copy_ub2ub, asc_add/sub/mul/div/max/min (count, repeat, _sync),
 // asc_add_scalar/mul_scalar/max_scalar/min_scalar (count, _sync), asc_exp/log/abs/sqrt/relu
 // (count, _sync), asc_duplicate, asc_set_vector_mask / asc_set_mask_count / asc_set_mask_norm,
-// asc_sync_notify / asc_sync_wait / asc_sync. The rest
-// of asc-devkit's list (cube C API, conversions, reductions, gathers, atomics) is not in the twin yet.
+// asc_sync_notify / asc_sync_wait / asc_sync. The cube part is c_api/asc_cube.h (included at the end).
 #pragma once
 
 #include <cstdint>
@@ -240,3 +239,5 @@ __aicore__ inline void asc_sync(Pipe pipe) {
   if (static_cast<pipe_t>(pipe) == PIPE_ALL) AscendC::twin::BarrierAll();  // one pipe's instructions issue in order
 }
 __aicore__ inline void asc_sync() { AscendC::twin::BarrierAll(); }
+
+#include "c_api/asc_cube.h"

@@ -27,7 +27,7 @@ inline Space& CoreSpace(TwinSpace s) {
   Space*& slot = cache[static_cast<size_t>(s)];
   if (slot == nullptr) {
     for (Space* sp : c.spaces)
-      if (sp->name == SpaceName(s)) slot = sp;
+      if (!sp->borrowed && sp->name == SpaceName(s)) slot = sp;
   }
   if (slot == nullptr) {
     auto* sp = new Space();
@@ -40,6 +40,69 @@ inline Space& CoreSpace(TwinSpace s) {
     slot = sp;
   }
   return *slot;
+}
+
+// The space of a C-API local array (`__cbuf__ half a[N]`, `__ca__`, `__cb__`, `__cc__`) that `bytes`
+// from `p` on belong to. The array is the kernel's own memory; the twin tracks it as a region of
+// buffer `kind` from the first instruction that addresses it, grown as later ones reach further
+// (and merged with a neighbouring array of the same kind it grows into), so the pipe checker and
+// the range checks see C-API cube kernels as they see the class API's. The arrays of one kind
+// together must fit the buffer.
+inline Space& AdoptLocal(TwinSpace kind, const void* p, uint64_t bytes, const char* what, const TwinLoc& loc) {
+  Core& c = CurrentCore();
+  uint8_t* b = static_cast<uint8_t*>(const_cast<void*>(p));
+  const uint64_t want = (bytes + 31u) / 32u * 32u;
+  Space* home = nullptr;
+  for (Space* sp : c.spaces) {
+    if (b < sp->mem.get() || b >= sp->mem.get() + sp->bytes) continue;
+    if (sp->name != SpaceName(kind)) {
+      char msg[200];
+      std::snprintf(msg, sizeof msg, "%s: the address is in %s, the instruction takes %s here", what, sp->name,
+                    SpaceName(kind));
+      TwinFailAt(loc, msg);
+    }
+    home = sp;
+  }
+  if (home != nullptr && (!home->borrowed || b + want <= home->mem.get() + home->bytes)) return *home;
+  if (home == nullptr) {
+    auto* sp = new Space();
+    sp->name = SpaceName(kind);
+    sp->borrowed = true;
+    sp->mem.reset(b);
+    c.spaces.push_back(sp);
+    c.owned.emplace_back(sp);
+    home = sp;
+  }
+  // Grow to cover [p, p + want), absorbing the same-kind arrays it reaches; stop short of another kind's.
+  uint8_t* end = b + want;
+  for (size_t i = 0; i < c.spaces.size(); ++i) {
+    Space* other = c.spaces[i];
+    uint8_t* lo = other->mem.get();
+    if (other == home || lo < home->mem.get() || lo >= end) continue;
+    if (!other->borrowed || other->name != home->name) {
+      end = lo;
+      continue;
+    }
+    uint8_t* oend = lo + other->bytes;
+    if (oend > end) end = oend;
+    home->blocks.resize((lo - home->mem.get()) / 32u);
+    home->blocks.insert(home->blocks.end(), other->blocks.begin(), other->blocks.end());
+    c.spaces.erase(c.spaces.begin() + static_cast<std::ptrdiff_t>(i));
+    other->bytes = 0;  // its memory and blocks now belong to home
+    i = static_cast<size_t>(-1);  // rescan: the grown region may reach further arrays
+  }
+  home->bytes = static_cast<uint32_t>(end - home->mem.get());
+  home->blocks.resize(home->bytes / 32u);
+  uint64_t total = 0;
+  for (Space* sp : c.spaces)
+    if (sp->borrowed && sp->name == home->name) total += sp->bytes;
+  if (total > SpaceCapacity(kind)) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "%s: the kernel's %s arrays take %llu bytes, more than the %u bytes of %s", what,
+                  home->name, static_cast<unsigned long long>(total), SpaceCapacity(kind), home->name);
+    TwinFailAt(loc, msg);
+  }
+  return *home;
 }
 
 // Byte offset of a local address within its physical buffer (-1 outside every local buffer).

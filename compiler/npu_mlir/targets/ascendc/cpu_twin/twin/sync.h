@@ -70,12 +70,20 @@ struct Block {
   std::array<const char*, PIPES> rop{};
 };
 
-// One core's physical local memories and their shadow state.
+// One core's physical local memories and their shadow state. A borrowed space is a local array a
+// C-API kernel declared (`__cbuf__ half a[N]`): its memory is the kernel's, so it is not freed here.
 struct Space {
   const char* name = "";
   std::unique_ptr<uint8_t[]> mem;
   uint32_t bytes = 0;
   std::vector<Block> blocks;
+  bool borrowed = false;
+  Space() = default;
+  Space(const Space&) = delete;
+  Space& operator=(const Space&) = delete;
+  ~Space() {
+    if (borrowed) (void)mem.release();
+  }
 };
 
 // A global-memory access of one core still to be ordered against the core's other pipes.
@@ -101,6 +109,9 @@ struct Core {
   std::vector<Space*> spaces;
   std::vector<std::unique_ptr<Space>> owned;
   std::vector<GmAccess> gm;
+  // The Fixpipe registers the C API sets before asc_copy_l0c2gm (asc_set_l0c_copy_params / _prequant).
+  uint16_t fixNdNum = 1, fixSrcNdStride = 0, fixDstNdStride = 0;
+  uint64_t fixQuantScalar = 0;
 };
 inline thread_local std::unique_ptr<Core> core;
 

@@ -1,0 +1,260 @@
+// The cube part of AscendC's C API on the CPU twin (asc-devkit include/c_api/cube_datamove and
+// cube_compute, npu_arch 2201): GM -> L1 (asc_copy_gm2l1, asc_copy_gm2l1_nd2nz), L1 -> L0A / L0B
+// (asc_copy_l12l0a / asc_copy_l12l0b, the transposing asc_copy_l12l0a_trans / asc_copy_l12l0b_trans),
+// asc_mmad into L0C, and the Fixpipe out of it (asc_copy_l0c2gm, with asc_set_l0c_copy_params for
+// NZ -> ND over several matrices and asc_set_l0c_copy_prequant for a scalar quantization).
+// Names, parameter order and units are asc-devkit's: asc_mmad takes (m, k, n) as its
+// left_height / n_dim / right_width, asc_copy_l0c2gm (n_size, m_size, dst stride, src stride in
+// 16-element rows, unit flag, quant_pre, relu, channel split, nz2nd). Each call is the class API's
+// instruction underneath (DataCopy Nd2Nz, LoadData, LoadDataWithTranspose, Mmad, Fixpipe), on its
+// pipe, with the hardware's fractal layouts (twin/cube.h), so the pipe checker sees C-API kernels.
+//
+// Local memory is declared as the C API documents it, arrays in their buffer (`__cbuf__ half
+// a_l1[N]`, `__ca__`, `__cb__`, `__cc__`): the twin tracks each array as a region of that buffer
+// (twin::AdoptLocal) from the first instruction that addresses it.
+//
+// Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: the 3D (img2col) loads, sparse and int4 forms, asc_fill_*, BiasTable and the fixpipe
+// buffer (so no c_matrix_source = true and no vector quantization), channel split, unit flags.
+#pragma once
+
+#include <cstdint>
+
+#include "kernel_operator.h"
+
+#ifndef __cbuf__
+#define __cbuf__
+#endif
+#ifndef __ca__
+#define __ca__
+#endif
+#ifndef __cb__
+#define __cb__
+#endif
+#ifndef __cc__
+#define __cc__
+#endif
+
+// asc_copy_gm2l1's pad mode: the twin models no padding.
+enum pad_t : uint8_t { PAD_NONE = 0, PAD_MODE1, PAD_MODE2, PAD_MODE3, PAD_MODE4, PAD_MODE5, PAD_MODE6, PAD_MODE7, PAD_MODE8 };
+
+namespace AscendC::twin {
+// The C-API array `p` of buffer `kind` as the class API's local tensor, `elements` of T needed from p.
+template <typename T>
+inline LocalTensor<T> CubeTensor(T* p, TwinSpace kind, TPosition pos, uint64_t elements, const char* what,
+                                 const TwinLoc& loc) {
+  Space& s = AdoptLocal(kind, p, elements * sizeof(T), what, loc);
+  const uint8_t* b = reinterpret_cast<const uint8_t*>(p);
+  return LocalTensor<T>(p, static_cast<uint32_t>((s.mem.get() + s.bytes - b) / sizeof(T)), pos, -1);
+}
+
+template <typename T>
+constexpr uint32_t kFractal = 512 / sizeof(T);
+
+// Elements a 2D L1 -> L0 load reads from its source and writes to its destination.
+inline uint64_t LoadSourceFractals(uint16_t start, uint8_t repeat, uint16_t stride, uint32_t perIteration) {
+  return repeat == 0 ? 0 : (uint64_t{start} + uint64_t{repeat - 1u} * stride + 1u) * perIteration;
+}
+}  // namespace AscendC::twin
+
+// ---------------------------------------------------------------- GM -> L1 (MTE2)
+// Bytes, or bursts of burst_len 32-byte blocks with src_stride / dst_stride blocks between them.
+__aicore__ inline void asc_copy_gm2l1(__cbuf__ void* dst, __gm__ void* src, uint16_t n_burst, uint16_t burst_len,
+                                      uint16_t src_stride, uint16_t dst_stride, pad_t pad_mode,
+                                      AscendC::TwinLoc loc = {}) {
+  if (pad_mode != PAD_NONE) AscendC::TwinFailAt(loc, "asc_copy_gm2l1: the twin models pad_mode PAD_NONE only");
+  const uint64_t span = n_burst == 0 ? 0 : (uint64_t{n_burst} * (burst_len + dst_stride) - dst_stride) * 32u;
+  auto l1 = AscendC::twin::CubeTensor(static_cast<uint8_t*>(dst), AscendC::TwinSpace::L1, AscendC::TPosition::A1, span,
+                                      "asc_copy_gm2l1", loc);
+  AscendC::TwinCheckRangeAt(l1, span, "asc_copy_gm2l1", loc);
+  AscendC::twin::Op op(AscendC::twin::MTE2, loc, "asc_copy_gm2l1");
+  AscendC::twin::CopyBursts(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), n_burst, burst_len, src_stride,
+                            dst_stride, op, true);
+}
+__aicore__ inline void asc_copy_gm2l1(__cbuf__ void* dst, __gm__ void* src, uint32_t size, AscendC::TwinLoc loc = {}) {
+  if (size % 32 != 0) AscendC::TwinFailAt(loc, "asc_copy_gm2l1: size must be a multiple of 32 bytes");
+  asc_copy_gm2l1(dst, src, 1, static_cast<uint16_t>(size / 32), 0, 0, PAD_NONE, loc);
+}
+__aicore__ inline void asc_copy_gm2l1_sync(__cbuf__ void* dst, __gm__ void* src, uint32_t size, AscendC::TwinLoc loc = {}) {
+  asc_copy_gm2l1(dst, src, size, loc);
+  AscendC::twin::BarrierAll();
+}
+
+// ND (row stride src_d_value elements) -> NZ, Nd2NzParams' members in their order.
+template <typename T>
+__aicore__ inline void asc_copy_gm2l1_nd2nz(__cbuf__ T* dst, __gm__ T* src, uint16_t nd_num, uint16_t n_value,
+                                            uint16_t d_value, uint16_t src_nd_matrix_stride, uint16_t src_d_value,
+                                            uint16_t dst_nz_c0_stride, uint16_t dst_nz_n_stride,
+                                            uint16_t dst_nz_matrix_stride, AscendC::TwinLoc loc = {}) {
+  constexpr uint32_t c0 = AscendC::TwinC0<T>();
+  const uint64_t groups = (d_value + c0 - 1u) / c0;
+  const uint64_t elements = nd_num == 0 || n_value == 0 || d_value == 0
+                                ? 0
+                                : uint64_t{nd_num - 1u} * dst_nz_matrix_stride +
+                                      ((groups - 1u) * dst_nz_c0_stride + uint64_t{n_value - 1u} * dst_nz_n_stride + 1u) * c0;
+  auto l1 = AscendC::twin::CubeTensor(dst, AscendC::TwinSpace::L1, AscendC::TPosition::A1, elements,
+                                      "asc_copy_gm2l1_nd2nz", loc);
+  AscendC::GlobalTensor<T> gm;
+  gm.SetGlobalBuffer(src);
+  AscendC::DataCopy(l1, gm,
+                    AscendC::Nd2NzParams(nd_num, n_value, d_value, src_nd_matrix_stride, src_d_value, dst_nz_c0_stride,
+                                         dst_nz_n_stride, dst_nz_matrix_stride),
+                    loc);
+}
+template <typename T>
+__aicore__ inline void asc_copy_gm2l1_nd2nz_sync(__cbuf__ T* dst, __gm__ T* src, uint16_t nd_num, uint16_t n_value,
+                                                 uint16_t d_value, uint16_t src_nd_matrix_stride, uint16_t src_d_value,
+                                                 uint16_t dst_nz_c0_stride, uint16_t dst_nz_n_stride,
+                                                 uint16_t dst_nz_matrix_stride, AscendC::TwinLoc loc = {}) {
+  asc_copy_gm2l1_nd2nz(dst, src, nd_num, n_value, d_value, src_nd_matrix_stride, src_d_value, dst_nz_c0_stride,
+                       dst_nz_n_stride, dst_nz_matrix_stride, loc);
+  AscendC::twin::BarrierAll();
+}
+
+// ---------------------------------------------------------------- L1 -> L0A / L0B (MTE1)
+// repeat 512-byte fractals from fractal start_index, src_stride fractals apart, dst_gap fractals
+// skipped between destination fractals (LoadData2DParams without a transpose).
+#define ASC_TWIN_LOAD_2D(NAME, KIND, POS)                                                                          \
+  template <typename T>                                                                                           \
+  __aicore__ inline void NAME(T* dst, __cbuf__ T* src, uint16_t start_index, uint8_t repeat, uint16_t src_stride, \
+                              uint16_t dst_gap, AscendC::TwinLoc loc = {}) {                                     \
+    constexpr uint32_t frac = AscendC::twin::kFractal<T>;                                                       \
+    auto l1 = AscendC::twin::CubeTensor(src, AscendC::TwinSpace::L1, AscendC::TPosition::A1,                    \
+                                        AscendC::twin::LoadSourceFractals(start_index, repeat, src_stride, frac), \
+                                        #NAME " source", loc);                                                     \
+    auto l0 = AscendC::twin::CubeTensor(dst, AscendC::TwinSpace::KIND, AscendC::TPosition::POS,                 \
+                                        AscendC::twin::LoadSourceFractals(0, repeat, 1u + dst_gap, frac),         \
+                                        #NAME " destination", loc);                                                \
+    AscendC::LoadData(l0, l1, AscendC::LoadData2DParams(start_index, repeat, src_stride, 0, dst_gap, false, 0), loc); \
+  }                                                                                                               \
+  template <typename T>                                                                                           \
+  __aicore__ inline void NAME##_sync(T* dst, __cbuf__ T* src, uint16_t start_index, uint8_t repeat,              \
+                                     uint16_t src_stride, uint16_t dst_gap, AscendC::TwinLoc loc = {}) {         \
+    NAME(dst, src, start_index, repeat, src_stride, dst_gap, loc);                                               \
+    AscendC::twin::BarrierAll();                                                                                  \
+  }
+ASC_TWIN_LOAD_2D(asc_copy_l12l0a, L0A, A2)
+ASC_TWIN_LOAD_2D(asc_copy_l12l0b, L0B, B2)
+#undef ASC_TWIN_LOAD_2D
+
+// The transposing loads (LoadDataWithTranspose): index_id / src_stride count squares (one 16 x 16
+// fractal for 16-bit types, two fractals for 8- and 32-bit ones), dst_gap the fractals between
+// iterations, dst_frac_gap those between an iteration's two output fractals.
+#define ASC_TWIN_LOAD_TRANS(NAME, KIND, POS)                                                                      \
+  template <typename T>                                                                                           \
+  __aicore__ inline void NAME(T* dst, __cbuf__ T* src, uint16_t index_id, uint8_t repeat, uint16_t src_stride,   \
+                              uint16_t dst_gap, bool addr_decrement, uint16_t dst_frac_gap,                      \
+                              AscendC::TwinLoc loc = {}) {                                                        \
+    constexpr uint32_t frac = AscendC::twin::kFractal<T>, fracs = sizeof(T) == 2 ? 1 : 2;                       \
+    auto l1 = AscendC::twin::CubeTensor(src, AscendC::TwinSpace::L1, AscendC::TPosition::A1,                    \
+                                        addr_decrement ? uint64_t{index_id + 1u} * fracs * frac                  \
+                                                       : AscendC::twin::LoadSourceFractals(index_id, repeat,     \
+                                                                                           src_stride, fracs * frac), \
+                                        #NAME " source", loc);                                                     \
+    const uint64_t last = repeat == 0 ? 0 : uint64_t{repeat - 1u} * (1u + dst_gap);                              \
+    auto l0 = AscendC::twin::CubeTensor(dst, AscendC::TwinSpace::KIND, AscendC::TPosition::POS,                 \
+                                        repeat == 0 ? 0 : (last + (fracs == 2 ? 2u + dst_frac_gap : 1u)) * frac,   \
+                                        #NAME " destination", loc);                                                \
+    AscendC::LoadDataWithTranspose(                                                                               \
+        l0, l1, AscendC::LoadData2dTransposeParams(index_id, repeat, src_stride, dst_gap, dst_frac_gap,          \
+                                                   static_cast<uint8_t>(addr_decrement)),                        \
+        loc);                                                                                                     \
+  }                                                                                                               \
+  template <typename T>                                                                                           \
+  __aicore__ inline void NAME##_sync(T* dst, __cbuf__ T* src, uint16_t index_id, uint8_t repeat,                 \
+                                     uint16_t src_stride, uint16_t dst_gap, bool addr_decrement,                 \
+                                     uint16_t dst_frac_gap, AscendC::TwinLoc loc = {}) {                          \
+    NAME(dst, src, index_id, repeat, src_stride, dst_gap, addr_decrement, dst_frac_gap, loc);                    \
+    AscendC::twin::BarrierAll();                                                                                  \
+  }
+ASC_TWIN_LOAD_TRANS(asc_copy_l12l0a_trans, L0A, A2)
+ASC_TWIN_LOAD_TRANS(asc_copy_l12l0b_trans, L0B, B2)
+#undef ASC_TWIN_LOAD_TRANS
+
+// ---------------------------------------------------------------- asc_mmad (M)
+// C (L0C) = A (L0A, m x k) * B (L0B, k x n) when c_matrix_init_val, else C += A * B.
+template <typename C, typename T>
+__aicore__ inline void asc_mmad(__cc__ C* c_matrix, __ca__ T* a_matrix, __cb__ T* b_matrix, uint16_t left_height,
+                                uint16_t n_dim, uint16_t right_width, uint8_t unit_flag, bool k_direction_align,
+                                bool c_matrix_source, bool c_matrix_init_val, AscendC::TwinLoc loc = {}) {
+  if (c_matrix_source) AscendC::TwinFailAt(loc, "asc_mmad: c_matrix_source (C from the BiasTable) is not modelled by the twin");
+  if (unit_flag != 0) AscendC::TwinFailAt(loc, "asc_mmad: unit_flag is not modelled by the twin (pass 0)");
+  constexpr uint32_t c0 = AscendC::TwinC0<T>();
+  const uint64_t m1 = (left_height + 15u) / 16u, k1 = (n_dim + c0 - 1u) / c0, n1 = (right_width + 15u) / 16u;
+  auto a = AscendC::twin::CubeTensor(a_matrix, AscendC::TwinSpace::L0A, AscendC::TPosition::A2, m1 * k1 * 16u * c0,
+                                     "asc_mmad a_matrix", loc);
+  auto b = AscendC::twin::CubeTensor(b_matrix, AscendC::TwinSpace::L0B, AscendC::TPosition::B2, k1 * n1 * 16u * c0,
+                                     "asc_mmad b_matrix", loc);
+  auto c = AscendC::twin::CubeTensor(c_matrix, AscendC::TwinSpace::L0C, AscendC::TPosition::CO1, m1 * n1 * 256u,
+                                     "asc_mmad c_matrix", loc);
+  AscendC::MmadParams p(left_height, right_width, n_dim, unit_flag, c_matrix_source, c_matrix_init_val);
+  p.kDirectionAlign = k_direction_align;
+  AscendC::Mmad(c, a, b, p, loc);
+}
+template <typename C, typename T>
+__aicore__ inline void asc_mmad_sync(__cc__ C* c_matrix, __ca__ T* a_matrix, __cb__ T* b_matrix, uint16_t left_height,
+                                     uint16_t n_dim, uint16_t right_width, uint8_t unit_flag, bool k_direction_align,
+                                     bool c_matrix_source, bool c_matrix_init_val, AscendC::TwinLoc loc = {}) {
+  asc_mmad(c_matrix, a_matrix, b_matrix, left_height, n_dim, right_width, unit_flag, k_direction_align,
+           c_matrix_source, c_matrix_init_val, loc);
+  AscendC::twin::BarrierAll();
+}
+
+// ---------------------------------------------------------------- L0C -> GM (FIX)
+// The registers asc_copy_l0c2gm reads: ND matrices of an NZ -> ND copy (src_nd_stride in 1024-byte
+// L0C fractals, dst_nd_stride in elements), and the scalar quantization word (a float's bits).
+__aicore__ inline void asc_set_l0c_copy_params(uint16_t nd_num, uint16_t src_nd_stride, uint16_t dst_nd_stride) {
+  AscendC::twin::Core& c = AscendC::twin::CurrentCore();
+  c.fixNdNum = nd_num;
+  c.fixSrcNdStride = src_nd_stride;
+  c.fixDstNdStride = dst_nd_stride;
+}
+__aicore__ inline void asc_set_l0c_copy_prequant(uint64_t config) { AscendC::twin::CurrentCore().fixQuantScalar = config; }
+
+// n_size x m_size of L0C (src_stride 16-element rows between its 16-column groups) to GM: ND with
+// dst_stride elements per row when nz2nd_en, else NZ with dst_stride elements between 16-column groups.
+template <typename D, typename C>
+__aicore__ inline void asc_copy_l0c2gm(__gm__ D* dst, __cc__ C* src, uint16_t n_size, uint16_t m_size,
+                                       uint32_t dst_stride_dst_d, uint16_t src_stride, uint8_t unit_flag_mode,
+                                       uint64_t quant_pre, uint8_t relu_pre, bool channel_split, bool nz2nd_en,
+                                       AscendC::TwinLoc loc = {}) {
+  using AscendC::QuantMode_t;
+  const auto quant = static_cast<QuantMode_t>(quant_pre);
+  if (quant == QuantMode_t::VDEQF16 || quant == QuantMode_t::VQF322B8_PRE || quant == QuantMode_t::VREQ8)
+    AscendC::TwinFailAt(loc, "asc_copy_l0c2gm: per-channel quantization (scales in the fixpipe buffer) is not modelled by the twin");
+  if (unit_flag_mode != 0) AscendC::TwinFailAt(loc, "asc_copy_l0c2gm: unit_flag_mode is not modelled by the twin (pass 0)");
+  const AscendC::twin::Core& core = AscendC::twin::CurrentCore();
+  const uint16_t nd = nz2nd_en ? core.fixNdNum : 1;
+  AscendC::FixpipeParamsV220 p;
+  p.nSize = n_size;
+  p.mSize = m_size;
+  p.srcStride = src_stride;
+  // ND rows are dst_stride elements; NZ columns start dst_stride elements apart (the class API counts 32-byte blocks).
+  p.dstStride = nz2nd_en ? dst_stride_dst_d : static_cast<uint32_t>(uint64_t{dst_stride_dst_d} * sizeof(D) / 32u);
+  p.quantPre = quant;
+  p.deqScalar = core.fixQuantScalar;
+  p.reluEn = relu_pre != 0;
+  p.isChannelSplit = channel_split;
+  p.ndNum = nd;
+  p.srcNdStride = nz2nd_en ? core.fixSrcNdStride : 0;
+  p.dstNdStride = nz2nd_en ? core.fixDstNdStride : 0;
+  const uint64_t n1 = (n_size + 15u) / 16u;
+  auto l0c = AscendC::twin::CubeTensor(src, AscendC::TwinSpace::L0C, AscendC::TPosition::CO1,
+                                       uint64_t{nd - 1u} * p.srcNdStride * (1024 / sizeof(C)) + n1 * src_stride * 16u,
+                                       "asc_copy_l0c2gm source", loc);
+  AscendC::GlobalTensor<D> gm;
+  gm.SetGlobalBuffer(dst);
+  if (nz2nd_en) {
+    AscendC::Fixpipe<D, C, AscendC::CFG_ROW_MAJOR>(gm, l0c, p, loc);
+  } else {
+    AscendC::Fixpipe<D, C, AscendC::CFG_NZ>(gm, l0c, p, loc);
+  }
+}
+template <typename D, typename C>
+__aicore__ inline void asc_copy_l0c2gm_sync(__gm__ D* dst, __cc__ C* src, uint16_t n_size, uint16_t m_size,
+                                            uint32_t dst_stride_dst_d, uint16_t src_stride, uint8_t unit_flag_mode,
+                                            uint64_t quant_pre, uint8_t relu_pre, bool channel_split, bool nz2nd_en,
+                                            AscendC::TwinLoc loc = {}) {
+  asc_copy_l0c2gm(dst, src, n_size, m_size, dst_stride_dst_d, src_stride, unit_flag_mode, quant_pre, relu_pre,
+                  channel_split, nz2nd_en, loc);
+  AscendC::twin::BarrierAll();
+}
