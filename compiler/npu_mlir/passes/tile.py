@@ -85,9 +85,13 @@ def _tiles(work: int, tile: int) -> tuple[int, int]:
 def _shared_temps(kernel: ir.Operation, model: KernelModel) -> list[Buffer]:
     """Queued buffers as they are, temporaries merged per liveness slot (as plan-memory places them)."""
     temps = [b for b in model.buffers if b.role == "tmp"]
+    # A slot is as large as its largest buffer: a full tile beats a column, a column beats a row
+    # value, then the wider dtype (plan-memory sizes the slot by the max, so must the tiling).
+    rank = {"full": 2, "col": 1, "row": 0}
+    size = lambda b: (rank.get(b.shape_class, 2), b.elem_bytes)
     widest: dict[int, Buffer] = {}
     for b, slot in zip(temps, slots_of(kernel, model)):
-        if slot not in widest or b.elem_bytes > widest[slot].elem_bytes:
+        if slot not in widest or size(b) > size(widest[slot]):
             widest[slot] = b
     return [b for b in model.buffers if b.role != "tmp"] + list(widest.values())
 

@@ -67,6 +67,30 @@ class LaunchList:
     acl_error: str = ""
 
 
+def _view_strides(op: ir.Operation, strides: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Element strides of a reshape of a strided tensor, None when its bytes are not the reshape
+    (merged dims that are not contiguous with each other). Unit dims take any stride."""
+    groups = [[ir.IntegerAttr(d).value for d in g] for g in ir.ArrayAttr(op.attributes["reassociation"])]
+    src = list(ir.RankedTensorType(op.operands[0].type).shape)
+    dst = list(ir.RankedTensorType(op.results[0].type).shape)
+    out: list[int] = []
+    if op.name == "tensor.expand_shape":  # source dim k splits into the dims of group k
+        for k, group in enumerate(groups):
+            inner = [strides[k]]
+            for d in reversed(group[1:]):
+                inner.insert(0, inner[0] * dst[d])
+            out += inner
+        return tuple(out)
+    if op.name == "tensor.collapse_shape":  # the dims of group k merge into result dim k
+        for group in groups:
+            real = [d for d in group if src[d] != 1]
+            if any(strides[a] != strides[b] * src[b] for a, b in zip(real, real[1:])):
+                return None
+            out.append(strides[real[-1]] if real else 1)
+        return tuple(out)
+    return None
+
+
 def _shape(v: ir.Value) -> list[int]:
     return list(ir.RankedTensorType(v.type).shape)
 
@@ -115,12 +139,12 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
         raise LaunchListError(f"computation left outside kernels: {describe(computing)}")
     block = func.regions[0].blocks[0]
     refs: dict[ir.Value, Ref] = {}
-    strided: set[ir.Value] = set()
+    strided: dict[ir.Value, tuple[int, ...]] = {}  # a strided input or a view of one -> its element strides
     for i, arg in enumerate(block.arguments):
         if i < n_tensors:
             refs[arg] = ("in", i)
             if input_strides[i] is not None:
-                strided.add(arg)
+                strided[arg] = tuple(input_strides[i])
         elif is_scalar_param(arg) and str(ir.RankedTensorType(arg.type).element_type) in SCALAR_TYPES:
             refs[arg] = ("param", i - n_tensors)
         else:
@@ -132,8 +156,11 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
     for op in ops:
         if op.name in VIEW_OPS:
             src = op.operands[0]
-            if root.get(src, src) in strided:
-                raise LaunchListError("a reshape of a strided input is not a view of its bytes")
+            if src in strided:  # a view of a strided input is strided too, when its bytes allow
+                view = _view_strides(op, strided[src])
+                if view is None:
+                    raise LaunchListError("a reshape of a strided input is not a view of its bytes")
+                strided[op.results[0]] = view
             root[op.results[0]] = root.get(src, src)
     out_of = {}  # buffer -> result index
     for j, v in enumerate(returned):
@@ -156,9 +183,9 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
             else:
                 refs[r] = ("tmp", len(temps))
                 temps.append(acl.tensor_bytes(r.type))
+        strides = [strided.get(v) for v in op.operands]
         operands = [root.get(v, v) for v in op.operands]
         scalars = [k for k, v in enumerate(operands) if refs[v][0] == "param"]
-        strides = [input_strides[refs[v][1]] if v in strided else None for v in operands]
         built = compile_ascend_kernel(kernel, scalar_args=scalars, input_strides=strides, cache_dir=cache_dir)
         tensor_refs = [refs[v] for k, v in enumerate(operands) if k not in scalars]
         try:
