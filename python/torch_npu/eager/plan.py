@@ -284,14 +284,13 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
     plan.targets, plan.returns = _route(writes, expected, args)
     flat = _flat(expected)
     empty_input = any(0 in shape for _, shape, _ in plan.request["tensors"])
-    empty_results = [0 in shape for _, shape in flat]
-    if any(empty_results) or empty_input:
-        # A zero-size tensor must not reach torch-mlir: its lowering divides by the size (SIGFPE in
-        # the compile worker, e.g. x.repeat(0)). With every result empty there is nothing to compute,
-        # whatever the inputs; an empty tensor beside non-empty ones is left to the CPU.
-        if not all(empty_results):
-            raise PlanError("an empty input or result beside a non-empty result (e.g. a sum over nothing) "
-                            "is not compiled")
+    if empty_input or (flat and all(0 in shape for _, shape in flat)):
+        # With every result empty there is nothing to compute, whatever the inputs; and a zero-size
+        # result must not reach torch-mlir alone: its lowering divides by the size (SIGFPE in the
+        # compile worker, e.g. x.repeat(0)). Empty results beside non-empty ones compile (eval-mode
+        # batch norm's (0,) save_mean / save_invstd).
+        if not all(0 in shape for _, shape in flat):
+            raise PlanError("an empty input with a non-empty result (e.g. a sum over nothing) is not compiled")
         if any(dtype not in MLIR_TYPES for dtype, _ in flat):
             raise PlanError(f"result dtypes {[str(d) for d, _ in flat]} are not supported")
         plan.empty_outputs = [(list(shape), MLIR_TYPES[dtype]) for dtype, shape in flat]
