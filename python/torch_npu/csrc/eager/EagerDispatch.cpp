@@ -30,7 +30,9 @@ const std::string& nonCompilableArgument() {
   return reason;
 }
 
-// The entry for this call: from the cache (a hit), or compiled now (a miss).
+}  // namespace
+
+// Declared in EagerDispatch.h (multi-tensor launches resolve their records through it too).
 std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase,
                                           const std::string& key) {
   std::shared_ptr<const CacheEntry> entry = lookup(key);
@@ -60,6 +62,7 @@ std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::
   return miss.entry;
 }
 
+namespace {
 // A CPU 0-d tensor is read directly: item() would go through the dispatcher on every call.
 template <typename T>
 T hostValue(const at::Tensor& t) {
@@ -68,6 +71,7 @@ T hostValue(const at::Tensor& t) {
                              [&] { value = static_cast<T>(*t.const_data_ptr<scalar_t>()); });
   return value;
 }
+}  // namespace
 
 uint64_t paramSlot(const c10::IValue& v, bool isFloat) {
   uint64_t slot = 0;
@@ -80,6 +84,8 @@ uint64_t paramSlot(const c10::IValue& v, bool isFloat) {
   }
   return slot;
 }
+
+namespace {
 
 // The kernel may write straight into `target` only when no input overlaps it, except an
 // input that is exactly `target` of a pointwise op (element i is read before it is written).

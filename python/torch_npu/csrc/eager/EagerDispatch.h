@@ -7,11 +7,26 @@
 
 #include <ATen/core/stack.h>
 
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "torch_npu/csrc/eager/KernelCache.h"
+
 namespace c10 {
 class OperatorHandle;
 }
 
 namespace torch_npu::eager {
+
+// The entry for the call on `stack` whose structural key is `key`: from the cache (a hit, counted on
+// the op), or compiled now (a miss). Multi-tensor launches (csrc/aten/MultiTensorApply.h) resolve
+// their records through it too.
+std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase,
+                                          const std::string& key);
+
+// The 8-byte ABI slot of a scalar parameter: a number, or a CPU 0-d tensor read on the host.
+uint64_t paramSlot(const c10::IValue& v, bool isFloat);
 
 // Boxed kernel: consumes the op's arguments from `stack` and pushes its returns.
 void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
