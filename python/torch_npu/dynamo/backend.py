@@ -20,10 +20,12 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 from torch_npu.dynamo import device_interface, stats
+from torch_npu.dynamo.foreach import foreach_decompositions
 from torch_npu.dynamo.splitting import compile_graph
 
-# Core ATen: what torch-mlir's importer and the eager path's retraces (applied again in the worker) take.
-DECOMPOSITIONS = core_aten_decompositions()
+# Core ATen: what torch-mlir's importer and the eager path's retraces (applied again in the worker) take;
+# foreach ops (an optimizer step) as one op per tensor.
+DECOMPOSITIONS = {**core_aten_decompositions(), **foreach_decompositions()}
 
 
 def _compiler(kind: str) -> Callable:

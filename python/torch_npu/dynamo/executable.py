@@ -110,6 +110,8 @@ class GraphExecutable:
                 env[n] = compute.node_copy(n, lambda x: env[x])
         compute.output(tuple(env[b] for b in bases))
         self.metas = [tensor_meta(inputs[k]) for k in self.inputs]
+        npu = [inputs[k].device for k in self.inputs if inputs[k].device.type != "cpu"]
+        self.device = npu[0] if npu else torch.device("npu", torch.npu.current_device())
         self.params = [("int64", [], [])] * len(params)
         self.compiled = None
         self.launches = 0
@@ -165,6 +167,8 @@ class GraphExecutable:
     def __call__(self, args: list) -> list:
         inputs = [args[k] for k in self.inputs]
         for k, (t, (_, shape, strides)) in enumerate(zip(inputs, self.metas)):
+            if t.device.type == "cpu" and t.dim() == 0:  # a host scalar (Adam's step): its value, uploaded
+                inputs[k] = t = t.to(self.device, non_blocking=True)
             # The kernels were built for these strides; AOTAutograd hands in what it traced with, mostly.
             if list(t.stride()) != strides:
                 inputs[k] = torch.empty_strided(shape, strides, dtype=t.dtype, device=t.device).copy_(t)

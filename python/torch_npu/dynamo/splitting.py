@@ -31,6 +31,15 @@ COPY = torch.ops.aten.copy_.default
 _refused: dict[str, str] = {}  # op -> the compiler's reason, for the rest of the process
 
 
+def _values(node: torch.fx.Node) -> list[torch.Tensor]:
+    """The tensors `node` produces (for a copy_ into an input, that input too), from the fake values."""
+    val = node.meta.get("val")
+    values = list(val) if isinstance(val, (list, tuple)) else [val]
+    if node.target == COPY:
+        values.append(node.args[0].meta.get("val"))
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
 def _why_not(node: torch.fx.Node) -> str | None:
     """Why `node` cannot be in a compiled piece, or None."""
     if node.target is operator.getitem:  # an element of a multi-output node goes where the node goes
@@ -41,6 +50,10 @@ def _why_not(node: torch.fx.Node) -> str | None:
         return str(err)
     if name in _refused:
         return _refused[name]
+    if any(v.device.type == "cpu" for v in _values(node)):
+        # Adam's step counts without capturable=True: host scalars stay host ops (a compiled piece may
+        # read a 0-d CPU tensor: it is uploaded, executable.py).
+        return "it computes on CPU tensors"
     if isinstance(node.target, torch._ops.OpOverload):
         if node.target == COPY and node.args[0].op == "placeholder":
             return None  # an input mutation: the executable writes the input's buffer (executable.py)
@@ -72,9 +85,12 @@ def _run_eagerly(node: torch.fx.Node, reason: str) -> None:
                       f"({reason}); torch.npu.compile_stats()['split_nodes'] lists every such op.", stacklevel=2)
 
 
-def _split(gm: torch.fx.GraphModule, examples: Sequence[Any], part: dict[torch.fx.Node, int]) -> torch.fx.GraphModule:
-    """gm as calls of submodules submod_<part>, each call node carrying its inputs' fake values."""
-    split = split_module(gm, None, lambda n: part[n], keep_original_order=True)
+def _split(gm: torch.fx.GraphModule, examples: Sequence[Any], part: dict[torch.fx.Node, int],
+           in_order: bool = True) -> torch.fx.GraphModule:
+    """gm as calls of submodules submod_<part>, each call node carrying its inputs' fake values; the
+    calls in the order of the parts' first nodes (`in_order`: each part only reads earlier ones), else
+    in an order of their dependencies."""
+    split = split_module(gm, None, lambda n: part[n], keep_original_order=in_order)
     mode = detect_fake_mode(examples)
     if mode is None:
         mode = torch._subclasses.FakeTensorMode(allow_non_fake_inputs=True)
@@ -107,26 +123,33 @@ def _eager(gm: torch.fx.GraphModule) -> Callable[[list], Any]:
     return lambda args: gm(*args)
 
 
+def _group_of(node: torch.fx.Node) -> torch.fx.Node:
+    """The node whose piece `node` must be in: a getitem's and a copy_'s source, else itself."""
+    source = node.args[0] if node.target is operator.getitem else node.args[1] if node.target == COPY else node
+    if source.op == "call_function" and source.target is operator.getitem:
+        source = source.args[0]
+    return source
+
+
 def compile_or_bisect(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Callable[[list], Any]:
     """gm compiled whole, else its halves (recursively); a single refused node runs eagerly."""
     try:
         return GraphExecutable(gm, examples)
     except (CompileRejected, WorkerCrashed, GraphDescriptionError) as err:
         reason = str(err).strip().splitlines()[-1][:300] if str(err).strip() else type(err).__name__
-        compute = [n for n in gm.graph.nodes if n.op == "call_function"]
-        ops = [n for n in compute if n.target is not operator.getitem]
-        if len(ops) <= 1:
-            for node in ops:
+        # A multi-output node and its elements stay together, a copy_ with its value: bisect over groups.
+        group = {n: _group_of(n) for n in gm.graph.nodes if n.op == "call_function"}
+        groups = list(dict.fromkeys(group.values()))
+        if len(groups) <= 1:
+            for node in group:
+                if node.target is operator.getitem:
+                    continue
                 if node.target != COPY:  # a copy_ is refused for its context, not for what it is
                     _refused[_node_name(node)] = reason
                 _run_eagerly(node, reason)
             return _eager(gm)
-        first_half = set(ops[: len(ops) // 2])
-        part = {}
-        for n in gm.graph.nodes:  # a multi-output node and its elements stay together, a copy_ with its value
-            source = n.args[0] if n.target is operator.getitem else n.args[1] if n.target == COPY else n
-            source = source.args[0] if source.op == "call_function" and source.target is operator.getitem else source
-            part[n] = 0 if source in first_half or n.op == "placeholder" else 1
+        first_half = set(groups[: len(groups) // 2])
+        part = {n: 0 if n.op == "placeholder" or group.get(n) in first_half else 1 for n in gm.graph.nodes}
         split = _split(gm, examples, part)
         _pieces(split, lambda name, child, child_examples: compile_or_bisect(child, child_examples))
         return _eager(split)
@@ -148,7 +171,8 @@ def compile_graph(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Callable
             reason = _why_not(node) if node.op == "call_function" else f"a {node.op} node"
             _run_eagerly(node, reason or "outside every compiled piece")
     compiled = {part[n] for partition in partitions for n in partition.nodes}
-    split = _split(gm, examples, part)
+    # A capability partition may take nodes from both sides of an eager node it does not depend on.
+    split = _split(gm, examples, part, in_order=False)
     _pieces(split, lambda name, child, child_examples: compile_or_bisect(child, child_examples)
             if int(name.removeprefix("submod_")) in compiled else _eager(child))
     return _eager(split)
