@@ -8,10 +8,10 @@ body goes through lower_kernel_to_linalg (what the sim builds), then upstream bu
 linalg-to-loops, and each scf/memref/arith op prints as one C++ statement. Intermediates live in
 one VECCALC TBuf of UB (a kernel whose intermediates exceed UB is refused). Block 0 runs the
 whole kernel (the tiling's other blocks return at once): correct on any block_dim, never fast.
-bench_pipeline counts these kernels apart from the vector / cube ones.
+The source opens with a comment saying so, which tells these kernels apart from vector / cube ones.
 
-Math functions with a vector instruction (exp, erf, floor, ...) run it on one element; the others
-(pow, log1p, ...) keep the kernel refused, as do f64 tensors.
+Math functions with a vector instruction (exp, erf, floor, ...) run it on one element; a few others
+(pow, log1p, expm1, integer powers) are built from them; f64 tensors stay refused.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ _CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=
          "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
 _CASTS = {"arith.index_cast", "arith.index_castui", "arith.sitofp", "arith.uitofp", "arith.fptosi",
           "arith.fptoui", "arith.extf", "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci"}
+_COMPOSITE_MATH = {"math.powf", "math.log1p", "math.expm1", "math.fpowi"}
 _SKIPPED = {"memref.dealloc", "func.return", "scf.yield"}
 # Math functions run on the vector unit over one element (the scalar unit has no transcendental
 # functions): the value goes through a 32-byte UB scratch, ordered with PipeBarrier<PIPE_ALL>.
@@ -201,6 +202,8 @@ class _Printer:
             self.loop(op, depth)
         elif name == "scf.if":
             self.branch(op, depth)
+        elif name in _COMPOSITE_MATH or (name in ("math.floor", "math.ceil") and str(op.results[0].type) == "f64"):
+            self.composite_math(op, depth)
         elif name in _VECTOR_MATH:
             self.vector_math(op, depth)
         elif name == "cf.assert":
@@ -209,21 +212,72 @@ class _Printer:
         else:
             self.define(op.results[0], self.expression(op), depth)
 
-    def vector_math(self, op: ir.Operation, depth: int) -> None:
-        ct = _ctype(op.results[0].type)
+    def vector_call(self, api: str, x: str, ct: str, depth: int) -> str:
+        """`api` (a vector instruction) on the one value `x`; the C++ name of its result."""
         if ct not in ("float", "half"):
-            raise CodegenError(f"ERR03007 GRAPH {op.name} on {op.results[0].type} has no AscendC lowering")
+            raise CodegenError(f"ERR03007 GRAPH {api} of a {ct} value has no AscendC lowering")
         scratch = f"math_{'f32' if ct == 'float' else 'f16'}"
-        if scratch + "Buf" not in self.scratch:
-            self.scratch.add(scratch + "Buf")
+        if scratch not in self.scratch:
+            self.scratch.add(scratch)
             self.members += [f"TBuf<TPosition::VECCALC> {scratch}Buf;", f"LocalTensor<{ct}> {scratch};"]
             self.init += [f"pipe.InitBuffer({scratch}Buf, 64);", f"{scratch} = {scratch}Buf.Get<{ct}>();"]
         out = 32 // (4 if ct == "float" else 2)  # the result goes to the scratch's second 32-byte block
-        self.emit(f"{scratch}.SetValue(0, {self.value(op.operands[0])});", depth)
+        self.emit(f"{scratch}.SetValue(0, {x});", depth)
         self.emit("PipeBarrier<PIPE_ALL>();", depth)
-        self.emit(f"{_VECTOR_MATH[op.name]}({scratch}[{out}], {scratch}, 1);", depth)
+        self.emit(f"{api}({scratch}[{out}], {scratch}, 1);", depth)
         self.emit("PipeBarrier<PIPE_ALL>();", depth)
-        self.define(op.results[0], f"{scratch}.GetValue({out})", depth)
+        name = self.fresh()
+        self.emit(f"const {ct} {name} = {scratch}.GetValue({out});", depth)
+        return name
+
+    def vector_math(self, op: ir.Operation, depth: int) -> None:
+        self.names[op.results[0]] = self.vector_call(_VECTOR_MATH[op.name], self.value(op.operands[0]),
+                                                     _ctype(op.results[0].type), depth)
+
+    def composite_math(self, op: ir.Operation, depth: int) -> None:
+        """Math functions built from vector instructions and scalar code, to float32 precision."""
+        ct = _ctype(op.results[0].type)
+        args = [self.value(v) for v in op.operands]
+        if op.name in ("math.floor", "math.ceil") and ct == "double":
+            # Scalar f64 (a Python float's rounding): through int64 below 2^52, where doubles are integers.
+            x, t = args[0], self.fresh()
+            self.emit(f"const double {t} = static_cast<double>(static_cast<int64_t>({x}));", depth)
+            step = f"{t} - ({t} > {x})" if op.name == "math.floor" else f"{t} + ({t} < {x})"
+            self.define(op.results[0], f"({x} != {x} || {x} >= 4.5e15 || {x} <= -4.5e15) ? {x} : {step}", depth)
+            return
+        if ct != "float":
+            raise CodegenError(f"ERR03007 GRAPH {op.name} on {op.results[0].type} has no AscendC lowering")
+        if op.name == "math.powf":
+            a, b = args
+            ln = self.vector_call("Ln", f"({a} < 0 ? -{a} : {a})", ct, depth)
+            e = self.vector_call("Exp", f"{b} * {ln}", ct, depth)
+            whole, odd = self.fresh(), self.fresh()
+            self.emit(f"const bool {whole} = {b} > -9.0e18f && {b} < 9.0e18f && "
+                      f"{b} == static_cast<float>(static_cast<int64_t>({b}));", depth)
+            self.emit(f"const bool {odd} = {whole} && (static_cast<int64_t>({b}) & 1) != 0;", depth)
+            signed = f"({a} < 0 ? ({whole} ? ({odd} ? -{e} : {e}) : (0.0f / 0.0f)) : {e})"
+            self.define(op.results[0], f"({b} == 0 || {a} == 1) ? 1.0f : {signed}", depth)
+        elif op.name == "math.log1p":
+            # Kahan: log(u) * x / (u - 1) with u = 1 + x keeps the digits 1 + x rounds away.
+            x, u = args[0], self.fresh()
+            self.emit(f"const float {u} = 1.0f + {x};", depth)
+            ln = self.vector_call("Ln", u, ct, depth)
+            self.define(op.results[0], f"{u} == 1.0f ? {x} : ({u} == (1.0f / 0.0f) ? {u} : {ln} * {x} / ({u} - 1.0f))", depth)
+        elif op.name == "math.expm1":
+            x = args[0]
+            u = self.vector_call("Exp", x, ct, depth)
+            ln = self.vector_call("Ln", u, ct, depth)
+            self.define(op.results[0], f"{u} == 1.0f ? {x} : ({u} - 1.0f == -1.0f ? -1.0f : "
+                                       f"({u} == (1.0f / 0.0f) ? {u} : ({u} - 1.0f) * {x} / {ln}))", depth)
+        elif op.name == "math.fpowi":
+            x, n = args
+            r, b, e = self.fresh("acc"), self.fresh("acc"), self.fresh("acc")
+            self.emit(f"float {r} = 1.0f, {b} = {x};", depth)
+            self.emit(f"int64_t {e} = {n} < 0 ? -static_cast<int64_t>({n}) : static_cast<int64_t>({n});", depth)
+            self.emit(f"for (; {e} != 0; {e} >>= 1) {{ if ({e} & 1) {r} *= {b}; {b} *= {b}; }}", depth)
+            self.define(op.results[0], f"{n} < 0 ? 1.0f / {r} : {r}", depth)
+        else:
+            raise CodegenError(f"ERR03007 GRAPH {op.name} has no scalar-unit AscendC lowering")
 
     def loop(self, op: ir.Operation, depth: int) -> None:
         lb, ub, step, *inits = (self.value(v) for v in op.operands)

@@ -18,9 +18,9 @@
 
 // -----
 
-// pow has no AscendC vector instruction, nor a scalar-unit form (the sim target still runs it).
+// f64 has no AscendC type, on the vector unit or the scalar unit (the sim target still runs it).
 "ascend.kernel"() ({
-^bb0(%a: tensor<64xf32>):
-  %0 = "ascend.binary"(%a, %a) {kind = "pow"} : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
-  "ascend.yield"(%0) : (tensor<64xf32>) -> ()
-}) {sym_name = "pow", function_type = (tensor<64xf32>) -> tensor<64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {kind = "elementwise", block_dim = 1 : i64, buffer_num = 2 : i64, total = 64 : i64, block_elems = 64 : i64, last_block_elems = 64 : i64, tile_elems = 64 : i64, tile_num = 1 : i64, tail_tile_elems = 64 : i64, last_tile_num = 1 : i64, last_tail_tile_elems = 64 : i64, align_elems = 8 : i64}} : () -> ()
+^bb0(%a: tensor<64xf64>):
+  %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<64xf64>) -> tensor<64xf64>
+  "ascend.yield"(%0) : (tensor<64xf64>) -> ()
+}) {sym_name = "exp_f64", function_type = (tensor<64xf64>) -> tensor<64xf64>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {kind = "elementwise", block_dim = 1 : i64, buffer_num = 2 : i64, total = 64 : i64, block_elems = 64 : i64, last_block_elems = 64 : i64, tile_elems = 64 : i64, tile_num = 1 : i64, tail_tile_elems = 64 : i64, last_tile_num = 1 : i64, last_tail_tile_elems = 64 : i64, align_elems = 4 : i64}} : () -> ()
