@@ -1,5 +1,6 @@
-"""torch.compile(backend="npugraphs"): first call eager, second captures, later ones replay;
-training matches eager npu step for step (dropout included), inference too."""
+"""torch.compile(backend="npugraphs"): each AOT graph compiled by npu-mlir, its executable run on the first
+call, captured on the second, replayed later; training matches eager npu step for step (dropout drawn
+in the graph, fresh numbers per replay), inference too."""
 
 import copy
 
@@ -7,6 +8,7 @@ import torch
 
 import torch_npu  # noqa: F401
 import torch_npu.dynamo.npugraphs  # noqa: F401  (registers the backend)
+from torch_npu.dynamo.stats import reset_compile_stats
 
 
 def _mlp():
@@ -31,6 +33,7 @@ def _count_replays(monkeypatch):
 def test_npugraphs_trains_as_eager(monkeypatch):
     counter = _count_replays(monkeypatch)
     torch._dynamo.reset()
+    reset_compile_stats()
     model = _mlp()
     control = copy.deepcopy(model)
     compiled = torch.compile(model, backend="npugraphs")
@@ -49,8 +52,10 @@ def test_npugraphs_trains_as_eager(monkeypatch):
     torch.testing.assert_close(torch.stack(losses["graphed"]), torch.stack(losses["control"]))
     for p, q in zip(model.parameters(), control.parameters()):
         torch.testing.assert_close(p.cpu(), q.cpu())
-    # Steps 1 and 2 run eagerly and capture; steps 3-5 replay forward and backward.
+    # Steps 1 and 2 run the executables and capture them; steps 3-5 replay forward and backward.
     assert counter["replays"] >= 2 * 3
+    stats = torch.npu.compile_stats()
+    assert stats["graphs_compiled"] >= 2 and stats["graphs_captured"] == 2 and stats["split_nodes"] == {}, stats
 
 
 def test_npugraphs_inference_replays_and_copies_outputs_out():
