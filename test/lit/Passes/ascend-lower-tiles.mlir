@@ -123,3 +123,19 @@ func.func private @opaque_kernel_is_left_alone()
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<32x32xf16, #ascend.format<"FRACTAL_NZ">>, tensor<32x32xf16>) -> tensor<32x32xf32>
   "ascend.yield"(%0) : (tensor<32x32xf32>) -> ()
 }) {sym_name = "mm_nz", function_type = (tensor<32x32xf16, #ascend.format<"FRACTAL_NZ">>, tensor<32x32xf16>) -> tensor<32x32xf32>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// A row too long for UB (split across UB tiles by ascend-tile: a two-level reduction) has no
+// tile-level form yet: the kernel keeps its tensor body, which the sim and the scalar-unit
+// AscendC emitter read.
+// CHECK-LABEL: func.func private @split_row_is_left_alone
+// CHECK: "ascend.reduce"
+// CHECK-NOT: ascend.copy_in
+// CHECK: col_tiles = 7 : i64
+func.func private @split_row_is_left_alone()
+"ascend.kernel"() ({
+^bb0(%a: tensor<4x100000xf32>):
+  %0 = "ascend.reduce"(%a) {kind = "max", dims = array<i64: 1>, keepdim = false} : (tensor<4x100000xf32>) -> tensor<4xf32>
+  "ascend.yield"(%0) : (tensor<4xf32>) -> ()
+}) {sym_name = "wide", function_type = (tensor<4x100000xf32>) -> tensor<4xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
