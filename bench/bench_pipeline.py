@@ -130,13 +130,162 @@ def report(result: dict, peer: dict | None, twin: int) -> None:
               f"{len(peer['records'])} records, {len(peer['failed'])} ops did not match, {peer['fallback']} fallback calls")
 
 
+# Cold-miss stage split: calls as the dispatcher describes them (op, args), 9 ops x 5 shapes.
+STAGE_OPS = [("aten::add.Tensor", 2, [1]), ("aten::mul.Tensor", 2, []), ("aten::sub.Tensor", 2, [1]),
+             ("aten::maximum", 2, []), ("aten::minimum", 2, []), ("aten::exp", 1, []), ("aten::tanh", 1, []),
+             ("aten::relu", 1, []), ("aten::sigmoid", 1, [])]
+STAGE_SHAPES = [(3, 17), (5, 29), (8, 41), (2, 3, 11), (64,)]
+
+
+def _timed(owner, name: str, stage: str, spent: dict) -> None:
+    """Wrap owner.name so each call adds its wall time to spent[stage]."""
+    import time
+
+    inner = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent[stage] = spent.get(stage, 0.0) + (time.perf_counter() - start) * 1e3
+
+    setattr(owner, name, wrapper)
+
+
+def stage_split(opt_level: int | None) -> None:
+    """Median ms per cold miss and per stage: plan (user process), trace (make_fx), torch-mlir (import +
+    to linalg), pipeline passes, kernel lowering (sim schedule + upstream to LLVM dialect), LLVM (codegen
+    to an object), link (ld), load (dlopen), rest (launch list, AscendC / ACL emitters)."""
+    import ctypes
+    import time
+    import types
+
+    import torch
+    import torch_npu  # noqa: F401 (the plan reads torch_npu's op facts)
+    from npu_mlir import pipeline
+    from npu_mlir.frontend import kernel_build, torch_import
+    from npu_mlir.targets.sim import lowering, object as sim_object
+
+    from torch_npu.eager.plan import plan_call
+
+    if opt_level is not None:
+        sim_object.OPT_LEVEL = opt_level
+    spent: dict[str, float] = {}
+    _timed(torch_import, "_trace", "trace", spent)
+    _timed(torch_import, "_lower", "torch-mlir", spent)
+    _timed(pipeline, "run_pipeline", "passes", spent)
+    for name in ("prepare", "schedule", "lower"):
+        _timed(lowering, name, "lowering", spent)
+    engine = sim_object.ExecutionEngine
+
+    def timed_engine(*args, **kwargs):
+        start = time.perf_counter()
+        built = engine(*args, **kwargs)
+        dump = built.dump_to_object_file
+
+        def timed_dump(path):
+            t = time.perf_counter()
+            dump(path)
+            spent["LLVM"] = spent.get("LLVM", 0.0) + (time.perf_counter() - t) * 1e3
+
+        spent["LLVM"] = spent.get("LLVM", 0.0) + (time.perf_counter() - start) * 1e3
+        return types.SimpleNamespace(dump_to_object_file=timed_dump)
+
+    sim_object.ExecutionEngine = timed_engine
+    sim_object.subprocess = types.SimpleNamespace(run=sim_object.subprocess.run)
+    _timed(sim_object.subprocess, "run", "link", spent)
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        for op, n_tensors, extra in STAGE_OPS:
+            for shape in STAGE_SHAPES:
+                t = torch.randn(shape)
+                desc = ("T", "Float", list(t.shape), list(t.stride()), 2)
+                spent.clear()
+                start = time.perf_counter()
+                plan = plan_call(op, [desc] * n_tensors + extra, 2)
+                spent["plan"] = (time.perf_counter() - start) * 1e3
+                record = kernel_build.build(dict(plan.request, cache_dir=cache))
+                t = time.perf_counter()
+                for launch in record["launches"]:
+                    ctypes.CDLL(launch["so_path"], mode=ctypes.RTLD_LOCAL)
+                spent["load"] = (time.perf_counter() - t) * 1e3
+                total = (time.perf_counter() - start) * 1e3
+                spent["rest"] = total - sum(spent.values())
+                rows.append(dict(spent, total=total))
+    rows = rows[1:]  # the first build pays one-time imports and contexts
+    stages = ["plan", "trace", "torch-mlir", "passes", "lowering", "LLVM", "link", "load", "rest", "total"]
+    med = {s: statistics.median(r.get(s, 0.0) for r in rows) for s in stages}
+    level = sim_object.OPT_LEVEL
+    print(f"cold miss over {len(rows)} keys, LLVM -O{level}, median ms per stage: "
+          + ", ".join(f"{s} {med[s]:.1f}" for s in stages))
+
+
+# Kernels whose run time an LLVM level could change: (op, shapes of its tensor arguments).
+RUN_TIME_CALLS = [("aten::exp", [(1024, 1024)]), ("aten::_softmax", [(1024, 1024)]), ("aten::mul.Tensor", [(1024, 1024)] * 2),
+                  ("aten::sum.dim_IntList", [(1024, 1024)]), ("aten::mm", [(256, 256)] * 2)]
+
+
+def run_time(levels: list[int]) -> None:
+    """Kernel run time (all blocks, one host thread, median of 7) of RUN_TIME_CALLS built at each LLVM level
+    (what a cheaper level would cost at run time, against what it saves in --stages)."""
+    import ctypes
+    import time
+
+    import torch
+    import torch_npu  # noqa: F401
+    from npu_mlir.frontend import kernel_build
+    from npu_mlir.targets.sim import object as sim_object
+
+    from torch_npu.eager.plan import plan_call
+
+    extra = {"aten::sum.dim_IntList": [[1], False, None], "aten::_softmax": [1, False]}
+    line = []
+    for level in levels:
+        sim_object.OPT_LEVEL = level
+        with tempfile.TemporaryDirectory() as cache:
+            times = []
+            for op, shapes in RUN_TIME_CALLS:
+                tensors = [torch.rand(s) for s in shapes]
+                desc = [("T", "Float", list(t.shape), list(t.stride()), 2) for t in tensors]
+                record = kernel_build.build(dict(plan_call(op, desc + extra.get(op, []), 2).request, cache_dir=cache))
+                buffers = {("in", i): t for i, t in enumerate(tensors)}
+                buffers.update({("out", j): torch.empty(o[0]) for j, o in enumerate(record["outputs"])})
+                buffers.update({("tmp", k): torch.empty(n // 4 + 1) for k, n in enumerate(record["temps"])})
+                calls = []
+                for launch in record["launches"]:
+                    fn = getattr(ctypes.CDLL(launch["so_path"]), launch["symbol"])
+                    fn.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+                    slots = (ctypes.c_uint64 * len(launch["refs"]))(*[buffers[tuple(r)].data_ptr() for r in launch["refs"]])
+                    calls.append((fn, slots, launch["block_dim"]))
+                samples = []
+                for _ in range(7):
+                    start = time.perf_counter()
+                    for fn, slots, blocks in calls:
+                        for b in range(blocks):
+                            fn(slots, b, blocks)
+                    samples.append((time.perf_counter() - start) * 1e3)
+                times.append(statistics.median(samples))
+        line.append(f"-O{level}: " + " ".join(f"{op.split('::')[1]} {t:.2f}" for (op, _), t in zip(RUN_TIME_CALLS, times)))
+    print("kernel run time, ms (1024x1024 f32; mm 256^3):\n  " + "\n  ".join(line))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ops", type=int, default=None, help="first N ops of the suite only")
     parser.add_argument("--twin", type=int, default=30, help="emitted kernels to build against the CPU twin (0: none)")
     parser.add_argument("--no-peer", action="store_true", help="skip the TORCH_NPU_EAGER_PIPELINE=0 peer run")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--stages", action="store_true", help="only the stage split of a cold miss")
+    parser.add_argument("--opt-level", type=int, default=None, help="LLVM level for --stages (default: the sim's)")
+    parser.add_argument("--run-time", action="store_true", help="only kernel run time at LLVM -O0/-O1/-O3")
     args = parser.parse_args()
+    if args.run_time:
+        run_time([0, 1, 3])
+        return 0
+    if args.stages:
+        stage_split(args.opt_level)
+        return 0
     if args.child:  # one suite run in a fresh process (its cache and path set by the parent)
         print(json.dumps(run_suite(args.ops)))
         return 0

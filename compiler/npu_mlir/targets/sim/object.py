@@ -9,6 +9,7 @@ never sees half a library.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 import subprocess
@@ -38,8 +39,30 @@ def _linker() -> str:
     return shutil.which("ld") or "cc"
 
 
-def build_shared_object(llvm_module: ir.Module, so_path: Path, opt_level: int = 3) -> None:
-    engine = ExecutionEngine(llvm_module, opt_level=opt_level, enable_object_dump=True, enable_pic=True)
+@functools.cache
+def _libm() -> str:
+    """libm as the linker should take it: the file this process has mapped, else -lm. `-lm` makes ld
+    read glibc's linker script and search its directories: ~13 ms of a ~17 ms link, per kernel."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(maxsplit=5)[-1].strip()
+                if os.path.basename(path) == "libm.so.6" and os.path.exists(path):
+                    return path
+    except OSError:
+        pass
+    return "-lm"
+
+
+# LLVM's optimisation level for kernels. -O1 builds no faster than -O3 here; -O0 halves codegen
+# (~25 -> ~12 ms a kernel) but a transposed copy runs 1.1-1.8x slower, and one softmax run was 12x
+# slower (bench_pipeline.py --stages / --run-time).
+OPT_LEVEL = 3
+
+
+def build_shared_object(llvm_module: ir.Module, so_path: Path, opt_level: int | None = None) -> None:
+    engine = ExecutionEngine(llvm_module, opt_level=OPT_LEVEL if opt_level is None else opt_level,
+                             enable_object_dump=True, enable_pic=True)
     with tempfile.TemporaryDirectory(dir=so_path.parent) as tmp:
         obj = Path(tmp) / "kernel.o"
         engine.dump_to_object_file(str(obj))
@@ -49,7 +72,7 @@ def build_shared_object(llvm_module: ir.Module, so_path: Path, opt_level: int = 
             raise SimCompileError("LLVM could not generate machine code for this kernel (its message is on "
                                   "stderr); the sim target does not support it yet", code="ERR03007")
         staged = Path(tmp) / so_path.name
-        result = subprocess.run([_linker(), "-shared", "-o", str(staged), str(obj), "-lm"],
+        result = subprocess.run([_linker(), "-shared", "-o", str(staged), str(obj), _libm()],
                                 capture_output=True, text=True)
         if result.returncode != 0:
             raise SimCompileError(f"linking the kernel failed ({result.stderr.strip()}); check that binutils "
