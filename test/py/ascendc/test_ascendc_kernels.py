@@ -183,6 +183,22 @@ def test_c_api_missing_synchronization_is_reported(kernels, tmp_path):
     assert "written by asc_copy_gm2ub (PIPE_MTE2)" in proc.stderr and "MTE2_V" in proc.stderr
 
 
+def test_c_api_conversions_reductions_gather_atomics(kernels, tmp_path):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(1024).astype(np.float32)
+    perm = np.concatenate([rng.permutation(512), rng.permutation(512)])
+    off = (perm * 4).astype(np.uint32)  # byte offsets into the core's own slice of x
+    outs = [(1024, np.float32), (1024, np.int32), (16, np.float32), (128, np.float32), (1024, np.float32),
+            (512, np.float32)]
+    (conv, ints, rsum, bmax, gath, total), _ = run(kernels, tmp_path, "c_api_vector_ops", 2, [x, off], outs)
+    np.testing.assert_array_equal(conv, x.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(ints, np.floor(x).astype(np.int32))
+    np.testing.assert_allclose(rsum, x.reshape(16, 64).sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(bmax, x.reshape(128, 8).max(axis=1))
+    np.testing.assert_array_equal(gath, x[perm + np.repeat([0, 512], 512)])
+    np.testing.assert_allclose(total, x[:512] + x[512:], rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("name", ["c_api_cube_matmul", "c_api_cube_matmul_bt"])
 def test_c_api_cube_matmul(kernels, tmp_path, name):
     # asc_cube.h: L1 / L0 arrays, ND -> NZ into L1, L1 -> L0A / L0B (transposing load for a plain B,

@@ -674,6 +674,46 @@ extern "C" __global__ __vector__ void c_api_missing_sync(GM_ADDR x, GM_ADDR y, G
   CApiKernel<true>(x, y, z, w);
 }
 
+// The C API's conversions, reductions, gather and atomics, 512 floats per core: conv = half2float(
+// float2half(x)), ints = float2int32_rd(x), rsum = one sum per 64-float repeat, bmax = one max per
+// 8-float block, gath[i] = x[off[i] / 4] (byte offsets into the core's slice), and every core adds
+// its slice into total under asc_set_atomic_add_float.
+extern "C" __global__ __vector__ void c_api_vector_ops(GM_ADDR x, GM_ADDR off, GM_ADDR conv, GM_ADDR ints,
+                                                        GM_ADDR rsum, GM_ADDR bmax, GM_ADDR gath, GM_ADDR total) {
+  constexpr uint32_t N = 512;
+  asc_init();
+  const int64_t at = asc_get_block_idx() * N;
+  __ubuf__ float* xu = (__ubuf__ float*)asc_get_phy_buf_addr(0);
+  __ubuf__ half* hu = (__ubuf__ half*)asc_get_phy_buf_addr(2048);
+  __ubuf__ float* cu = (__ubuf__ float*)asc_get_phy_buf_addr(3072);
+  __ubuf__ int32_t* iu = (__ubuf__ int32_t*)asc_get_phy_buf_addr(5120);
+  __ubuf__ float* su = (__ubuf__ float*)asc_get_phy_buf_addr(7168);
+  __ubuf__ float* mu = (__ubuf__ float*)asc_get_phy_buf_addr(7200);
+  __ubuf__ uint32_t* ou = (__ubuf__ uint32_t*)asc_get_phy_buf_addr(7456);
+  __ubuf__ float* gu = (__ubuf__ float*)asc_get_phy_buf_addr(9504);
+  asc_copy_gm2ub(xu, (__gm__ float*)x + at, N * sizeof(float));
+  asc_copy_gm2ub(ou, (__gm__ uint32_t*)off + at, N * sizeof(uint32_t));
+  asc_sync_notify(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  asc_float2half(hu, xu, N);
+  asc_half2float(cu, hu, N);
+  asc_float2int32_rd(iu, xu, N);
+  asc_repeat_reduce_sum(su, xu, N);
+  asc_datablock_reduce_max(mu, xu, N);
+  asc_gather(gu, xu, ou, N);
+  asc_sync_notify(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  asc_sync_wait(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  asc_copy_ub2gm((__gm__ float*)conv + at, cu, N * sizeof(float));
+  asc_copy_ub2gm((__gm__ int32_t*)ints + at, iu, N * sizeof(int32_t));
+  asc_copy_ub2gm((__gm__ float*)rsum + asc_get_block_idx() * 8, su, 8 * sizeof(float));
+  asc_copy_ub2gm((__gm__ float*)bmax + asc_get_block_idx() * 64, mu, 64 * sizeof(float));
+  asc_copy_ub2gm((__gm__ float*)gath + at, gu, N * sizeof(float));
+  asc_set_atomic_add_float();
+  asc_copy_ub2gm((__gm__ float*)total, xu, N * sizeof(float));
+  asc_set_atomic_none();
+  asc_sync();
+}
+
 // ---------------------------------------------------------------- the C API's cube part (asc_cube.h)
 // C[32][48] (float, ND) = A[32][64] * B[64][48] (half) in two halves of k, the second accumulating
 // into L0C. Local memory as the C API declares it: arrays in L1 / L0A / L0B / L0C. A and B reach L1
@@ -746,6 +786,9 @@ static const std::map<std::string, Launcher>& Kernels() {
       {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"matmul_split_nd", [](auto& a, uint32_t d, aclrtStream s) { matmul_split_nd<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"c_api_kernel", [](auto& a, uint32_t d, aclrtStream s) { c_api_kernel<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+      {"c_api_vector_ops", [](auto& a, uint32_t d, aclrtStream s) {
+         c_api_vector_ops<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+       }},
       {"c_api_cube_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_matmul<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
       {"c_api_cube_matmul_bt",
        [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_matmul_bt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},

@@ -360,8 +360,14 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalar, uint64_t mask,
 
 enum class RoundMode { CAST_NONE, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
 
+// The modes round to an integer for an integer destination. For a floating one (half, bfloat16_t,
+// float; std::is_floating_point does not count the first two) the twin rounds to nearest even
+// (CAST_NONE / CAST_RINT) and refuses the directed modes rather than compute them wrongly.
 template <typename D, typename S>
 inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, uint32_t count, TwinLoc loc = {}) {
+  constexpr bool floatDst = std::is_floating_point_v<D> || std::is_same_v<D, half> || std::is_same_v<D, bfloat16_t>;
+  if (floatDst && mode != RoundMode::CAST_NONE && mode != RoundMode::CAST_RINT)
+    TwinFailAt(loc, "Cast to a floating type: the twin models CAST_NONE / CAST_RINT (nearest even) only");
   TwinCheckRangeAt(dst, count, "Cast", loc);
   TwinCheckRangeAt(src, count, "Cast", loc);
   twin::Op op(twin::V, loc, "Cast");
@@ -374,7 +380,7 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode
       case RoundMode::CAST_CEIL: x = std::ceil(x); break;
       case RoundMode::CAST_ROUND: x = std::round(x); break;
       case RoundMode::CAST_TRUNC: x = std::trunc(x); break;
-      case RoundMode::CAST_RINT: x = std::is_floating_point_v<D> ? x : std::nearbyint(x); break;
+      case RoundMode::CAST_RINT: x = floatDst ? x : std::nearbyint(x); break;
       default: break;
     }
     dst.TwinSet(i, static_cast<D>(x));
