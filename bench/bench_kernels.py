@@ -3,6 +3,13 @@
 Prints kernel time of the sim target (blocks spread over a pool of N host threads, as the runtime's
 AI-core pool does) against torch with torch.set_num_threads(N), the ratio torch/sim (>1 = sim
 faster), and the median compile time per kernel over a set of distinct kernels (cold cache).
+
+    python bench/bench_kernels.py --ascendc <kernel cache folder> [--sample N]
+instead re-emits the AscendC of every distinct pipeline kernel recorded in that folder (e.g. one
+bench_pipeline or a test run filled) and prints, per kernel kind: emitted (vector / cube or
+scalar-unit), and for a sample of N emitted kernels: built by g++ against the CPU twin, and
+matching the sim (the kernel's launch through the generated ACL code on the simulated runtime,
+against the sim target's build of the same tiled kernel, on the same random inputs).
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import resource
 import statistics
 import tempfile
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -68,7 +76,181 @@ def compile_times() -> tuple[list[float], list[float]]:
     return wall, cpu
 
 
+# ---- AscendC coverage (--ascendc)
+TWIN_DRIVER = r"""#include <cstdio>
+#include <fstream>
+#include <vector>
+#include "npurt/acl_rt.h"
+extern "C" aclError main_run(const void* const*, void* const*, int32_t, aclrtStream, float*);
+int main(int argc, char** argv) {
+  const size_t inBytes[] = {IN_BYTES}, outBytes[] = {OUT_BYTES};
+  const int nIn = NIN, nOut = sizeof outBytes / sizeof outBytes[0];
+  std::vector<std::vector<char>> ins, outs;
+  std::vector<const void*> inPtrs;
+  std::vector<void*> outPtrs;
+  for (int i = 0; i < nIn; ++i) {
+    ins.emplace_back(inBytes[i]);
+    std::ifstream(argv[1 + i], std::ios::binary).read(ins.back().data(), inBytes[i]);
+    inPtrs.push_back(ins.back().data());
+  }
+  for (int i = 0; i < nOut; ++i) { outs.emplace_back(outBytes[i]); outPtrs.push_back(outs.back().data()); }
+  aclrtStream stream = nullptr;
+  if (aclrtGetStreamByIndex(0, 0, &stream) != ACL_SUCCESS) return 2;
+  if (main_run(inPtrs.data(), outPtrs.data(), 0, stream, nullptr) != ACL_SUCCESS) {
+    std::fprintf(stderr, "main_run failed: %s\n", aclGetRecentErrMsg());
+    return 1;
+  }
+  for (int i = 0; i < nOut; ++i) std::ofstream(argv[1 + nIn + i], std::ios::binary).write(outs[i].data(), outBytes[i]);
+  return 0;
+}
+"""
+
+
+def _recorded_kernels(cache: Path) -> dict[str, dict]:
+    import json
+
+    kernels = {}
+    for entry in cache.rglob("entry-*.json"):
+        record = json.loads(entry.read_text()).get("kernel") or {}
+        if record.get("path") == "pipeline":
+            kernels.update({s["symbol"]: s for s in record["sources"]})
+    return kernels
+
+
+def _kind(kernel) -> str:
+    from torch_mlir import ir
+
+    return ir.StringAttr(kernel.attributes["fusion"]).value if "fusion" in kernel.attributes else "?"
+
+
+def _launching_module(kernel_text: str):
+    """A module of the kernel and a host function `main` that launches it once."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import func
+
+    from npu_mlir.dialects.ascend import LaunchOp
+
+    module = ir.Module.parse("module {\n" + kernel_text + "\n}")
+    kernel = next(iter(module.body.operations)).operation
+    ftype = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+    with ir.InsertionPoint(module.body):
+        main = func.FuncOp("main", ftype)
+    block = main.add_entry_block()
+    with ir.InsertionPoint(block):
+        launch = LaunchOp(ir.FlatSymbolRefAttr.get(ir.StringAttr(kernel.attributes["sym_name"]).value),
+                          list(block.arguments), list(ftype.results))
+        func.ReturnOp(list(launch.results))
+    return module, kernel, ftype
+
+
+def _random_input(t, gen):
+    from npu_mlir.targets.sim.build import MLIR_TO_TORCH
+
+    shape, dtype = list(t.shape), MLIR_TO_TORCH[str(t.element_type)]
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=gen).to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) > 0.5
+    return torch.zeros(shape, dtype=dtype)  # indices: 0 is in range of every gather
+
+
+def _matches_sim(kernel_text: str, work: Path) -> tuple[bool, bool]:
+    """(built against the twin, same results as the sim) for one emitted kernel."""
+    import subprocess
+
+    from torch_mlir import ir
+
+    from npu_mlir.targets.ascendc import acl, emit
+    from npu_mlir.targets.sim.kernel import compile_ascend_kernel
+    from npu_mlir.tools.npu_ascendc import CXXFLAGS, RUNTIME_INCLUDE, runtime_library, twin_include_dir
+
+    module, kernel, ftype = _launching_module(kernel_text)
+    (work / "kernel.cpp").write_text(emit.emit_module(module.operation))
+    (work / "host.cpp").write_text(acl.emit_module(module.operation))
+    gen = torch.Generator().manual_seed(0)
+    inputs = [_random_input(ir.RankedTensorType(t), gen) for t in ftype.inputs]
+    out_bytes = [acl.tensor_bytes(t) for t in ftype.results]
+    driver = TWIN_DRIVER.replace("IN_BYTES", ", ".join(str(x.numel() * x.element_size()) for x in inputs) or "0")
+    driver = driver.replace("NIN", str(len(inputs))).replace("OUT_BYTES", ", ".join(map(str, out_bytes)))
+    (work / "main.cpp").write_text(driver)
+    exe = work / "program"
+    built = subprocess.run(["g++", *CXXFLAGS, "-DASCENDC_CPU_DEBUG", f"-I{twin_include_dir()}", f"-I{RUNTIME_INCLUDE}",
+                            *(str(work / f) for f in ("kernel.cpp", "host.cpp", "main.cpp")),
+                            str(runtime_library()), "-ldl", "-o", str(exe)], capture_output=True)
+    if built.returncode != 0:
+        return False, False
+    files = []
+    for i, x in enumerate(inputs):
+        files.append(str(work / f"in{i}.bin"))
+        x.contiguous().view(torch.uint8).numpy().tofile(files[-1])
+    outs = [str(work / f"out{i}.bin") for i in range(len(out_bytes))]
+    ran = subprocess.run([str(exe), *files, *outs], capture_output=True, timeout=300)
+    if ran.returncode != 0:
+        return True, False
+    for path, expected in zip(outs, run_on_host(compile_ascend_kernel(kernel), inputs)):
+        got = torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8).view(expected.dtype)
+        if not torch.allclose(got.reshape(expected.shape).double(), expected.double(), rtol=1e-4, atol=1e-5,
+                              equal_nan=True):
+            return True, False
+    return True, True
+
+
+def ascendc_coverage(cache: Path, sample: int) -> None:
+    import collections
+    import random
+
+    from torch_mlir import ir
+
+    from npu_mlir.dialects.ascend import load_ascend
+    from npu_mlir.targets.ascendc import emit
+
+    kernels = _recorded_kernels(cache)
+    context = ir.Context()
+    load_ascend(context)
+    rows = collections.defaultdict(lambda: [0, 0, 0])  # kind -> distinct, emitted, of them scalar-unit
+    emitted = []
+    with context, ir.Location.unknown():
+        for source in kernels.values():
+            module = ir.Module.parse("module {\n" + source["tiled_mlir"] + "\n}")  # owns the kernel op
+            kernel = next(iter(module.body.operations)).operation
+            row = rows[_kind(kernel)]
+            row[0] += 1
+            try:
+                text = emit.emit_kernel(kernel)
+            except Exception:  # a refusal (CodegenError) or a record that holds no ascend.kernel
+                continue
+            row[1] += 1
+            row[2] += "Runs on the scalar unit" in text
+            if not any(not isinstance(a.type, ir.RankedTensorType) or ir.RankedTensorType(a.type).rank == 0
+                       for a in kernel.regions[0].blocks[0].arguments):  # scalar parameters need values
+                emitted.append(source["tiled_mlir"])
+        total = sum(r[0] for r in rows.values())
+        done = sum(r[1] for r in rows.values())
+        print(f"AscendC over {total} distinct pipeline kernels in {cache}: emitted {done} "
+              f"({100 * done / max(1, total):.0f}%), {sum(r[2] for r in rows.values())} of them on the scalar unit")
+        for kind, (n, ok, scalar) in sorted(rows.items(), key=lambda kv: -kv[1][0]):
+            print(f"  {kind:16s} {ok}/{n} emitted ({scalar} scalar-unit)")
+        random.seed(0)
+        picked = random.sample(emitted, min(sample, len(emitted)))
+        built = matched = 0
+        with tempfile.TemporaryDirectory() as work:
+            for text in picked:
+                b, m = _matches_sim(text, Path(work))
+                built, matched = built + b, matched + m
+    print(f"sample of {len(picked)} emitted kernels (no scalar parameters): built against the CPU twin {built}, "
+          f"matching the sim {matched}")
+
+
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ascendc", metavar="CACHE", help="AscendC coverage of the kernels recorded in CACHE")
+    parser.add_argument("--sample", type=int, default=40, help="emitted kernels to build and run on the twin")
+    args = parser.parse_args()
+    if args.ascendc:
+        ascendc_coverage(Path(args.ascendc), args.sample)
+        return
     os.environ["TORCH_NPU_KERNEL_CACHE"] = tempfile.mkdtemp(prefix="npu_bench_kernels_")
     torch.set_num_threads(THREADS)
     x, y = torch.randn(16 * 1024 * 1024), torch.randn(16 * 1024 * 1024)
