@@ -122,3 +122,16 @@ def test_convolution_overrideable_runs_compiled(eager_stats) -> None:
     _close(got, F.conv2d(x, w, padding=1), torch.float32)
     assert eager_stats()["aten::convolution"]["compiled"] == 1
     assert_no_fallback()
+
+
+def test_convolution_backward_output_mask(eager_stats) -> None:
+    # As on CPU: gradients output_mask leaves out are None, not zeros.
+    torch.manual_seed(0)
+    dy, x, w = torch.randn(2, 6, 4, 4), torch.randn(2, 4, 8, 8), torch.randn(6, 4, 3, 3)
+    args = ([6], [2, 2], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False])
+    want = torch.ops.aten.convolution_backward(dy, x, w, *args)
+    got = torch.ops.aten.convolution_backward(dy.npu(), x.npu(), w.npu(), *args)
+    assert want[0] is None and want[2] is None
+    assert got[0] is None and got[2] is None
+    _close(got[1], want[1], torch.float32)
+    assert_no_fallback()

@@ -197,8 +197,9 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
     spatial = input.dim() - 2
     stride, padding, dilation = _expand(stride, spatial), _expand(padding, spatial), _expand(dilation, spatial)
     kernel, out = list(weight.shape[2:]), list(grad_output.shape[2:])
-    # A kernel cannot return an undefined tensor: a gradient output_mask leaves out is zeros (cheap),
-    # which autograd ignores - the input of a first layer needs none, and its is the costliest.
+    # A kernel cannot return an undefined tensor: a gradient output_mask leaves out is zeros (cheap,
+    # never computed), which csrc/aten/ConvolutionOps.cpp returns as None - the input of a first
+    # layer needs none, and its is the costliest; a frozen layer needs no weight gradient.
     if output_mask[0]:
         covered = [(o - 1) * s + d * (k - 1) + 1 - 2 * p
                    for o, s, d, k, p in zip(out, stride, dilation, kernel, padding)]
@@ -206,8 +207,14 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
         grad_input = _transposed(grad_output, weight, stride, padding, dilation, groups, extra)
     else:
         grad_input = torch.zeros_like(input)
-    grad_weight = _weight_gradient(grad_output, input, kernel, stride, padding, dilation, groups)
-    grad_bias = grad_output.sum([0] + list(range(2, grad_output.dim())))
+    if output_mask[1]:
+        grad_weight = _weight_gradient(grad_output, input, kernel, stride, padding, dilation, groups)
+    else:
+        grad_weight = torch.zeros_like(weight)
+    if output_mask[2]:
+        grad_bias = grad_output.sum([0] + list(range(2, grad_output.dim())))
+    else:
+        grad_bias = grad_output.new_zeros(grad_output.shape[1])
     return grad_input.to(dtype), grad_weight.to(dtype), grad_bias.to(dtype)
 
 
