@@ -125,6 +125,7 @@ def lower(module: ir.Module) -> None:
     _unshare_empty_tensors(module)
     run(module, BUFFERIZE)
     _copies_to_linalg(module)
+    sim_schedule.vectorize_copies(module)
     sim_schedule.lower_vectors(module)
     run(module, TO_LOOPS)
     approximate_math(module)
