@@ -1,0 +1,64 @@
+"""Matmul on npu vs CPU: odd sizes, transposed operands, batched and broadcast matmul,
+float32 / float16 / bfloat16, all through compiled kernels (the cube path of the sim target).
+
+Half-precision inputs are drawn representable in their dtype; the reference is the CPU product in
+float32 rounded once (the kernels accumulate in float32, as torch's CPU kernels do), compared within
+a few units in the last place of the largest value.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import assert_no_fallback
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+# Error bound relative to the largest reference value (float32: K-term sums in another order).
+REL_TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+
+
+def _inputs(*shapes: tuple[int, ...], dtype: torch.dtype) -> list[torch.Tensor]:
+    torch.manual_seed(0)
+    return [torch.randn(shape).to(dtype) for shape in shapes]
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype) -> None:
+    assert got.device.type == "npu" and got.dtype == dtype and got.shape == want.shape
+    scale = max(want.float().abs().max().item(), 1.0)
+    torch.testing.assert_close(got.cpu().float(), want.float(), atol=REL_TOL[dtype] * scale, rtol=0)
+
+
+def _reference(fn, tensors: list[torch.Tensor], dtype: torch.dtype) -> torch.Tensor:
+    return fn(*(t.float() for t in tensors)).to(dtype)
+
+
+@pytest.mark.parametrize("m,k,n,dtype", [(257, 511, 129, dtype) for dtype in DTYPES]
+                         + [(1, 64, 33, torch.float32), (37, 1, 50, torch.bfloat16)])
+def test_mm_odd_sizes(m: int, k: int, n: int, dtype: torch.dtype, eager_stats) -> None:
+    a, b = _inputs((m, k), (k, n), dtype=dtype)
+    _close(a.npu() @ b.npu(), _reference(torch.mm, [a, b], dtype), dtype)
+    assert_no_fallback()
+
+
+@pytest.mark.parametrize("layout,dtype", [("a_t", torch.float32), ("b_t", torch.bfloat16), ("both_t", torch.float32)])
+def test_mm_transposed_operands(layout: str, dtype: torch.dtype, eager_stats) -> None:
+    # Stored transposed, used as views: the kernel reads them in place (linear's weight.t()).
+    a, b = _inputs((45, 70), (33, 45), dtype=dtype)  # a.t() is (70, 45), b.t() is (45, 33)
+    x = a.t() if layout in ("a_t", "both_t") else a.t().contiguous()
+    y = b.t() if layout in ("b_t", "both_t") else b.t().contiguous()
+    _close(x.npu() @ y.npu(), _reference(torch.mm, [x, y], dtype), dtype)
+    assert_no_fallback()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_bmm(dtype: torch.dtype, eager_stats) -> None:
+    a, b = _inputs((3, 17, 31), (3, 31, 23), dtype=dtype)
+    _close(torch.bmm(a.npu(), b.npu()), _reference(torch.bmm, [a, b], dtype), dtype)
+    assert_no_fallback()
+
+
+def test_matmul_broadcast_batch(eager_stats) -> None:
+    a, b = _inputs((2, 1, 5, 7), (3, 7, 4), dtype=torch.float32)
+    _close(torch.matmul(a.npu(), b.npu()), torch.matmul(a, b), torch.float32)
+    assert_no_fallback()
