@@ -7,16 +7,17 @@ torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fuse
   --(9 lower_tiles)--> tile-level ops --> emitters (npu-translate: ascendc, acl).
 Stage 6 outlines every computation: ascend ops into fused kernels, and the upstream ops raising
 leaves alone (gathers, value+index reductions, tensor.concat / pad / extract_slice, pooling) into
-`opaque` kernels whose body keeps them (the sim builds them; they have no AscendC yet). Stage 7
-first verifies that the host function computes nothing (ascend-verify-host): every op left
-outside a kernel is an error, never a silent host computation.
+`opaque` kernels whose body keeps them (the sim builds them; their AscendC runs on the scalar
+unit, targets/ascendc/scalar.py). Stage 7 first verifies that the host function computes
+nothing (ascend-verify-host): every op left outside a kernel is an error, never a silent host
+computation.
 
 The eager compile worker runs stages 2-8 and builds each tiled kernel twice (targets/
 launch_list.py): the sim target's .so the runtime launches (block_dim from the tiling record) and
-AscendC + ACL source; the host function becomes the record's launch list. The few calls the
-pipeline still refuses (bench/bench_pipeline.py lists them: a tile that does not fit UB, a
-launch list that cannot alias a strided input) are built by the sim target straight from linalg
-(targets/sim/build.py), with the refusal as its reason; eager_stats() counts both per op.
+AscendC + ACL source; the host function becomes the record's launch list. A call the pipeline
+refuses runs on the CPU fallback with the refusal as its reason (eager_stats() counts it): no
+kernel is built around the pipeline (TORCH_NPU_EAGER_PIPELINE=0, building from linalg, exists
+only as bench_pipeline's peer).
 
 Each stage is a function from the shared `PipelineOptions` to pipeline elements (pass names as
 npu-opt knows them), so `pipeline_text(options)` reproduces any compile with `npu-opt`.

@@ -1,4 +1,4 @@
-"""The eager miss through the ascend pipeline: launch lists, the linalg path's reason, kernel dumps."""
+"""The eager miss through the ascend pipeline: launch lists, multi-kernel calls, opaque kernels, kernel dumps."""
 
 from __future__ import annotations
 
