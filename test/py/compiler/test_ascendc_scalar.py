@@ -61,8 +61,9 @@ CASES = {
     "data_movement": (lambda x, y, z, i: (x.t().contiguous() * 2.0, z.permute(2, 0, 1).contiguous(),
                                           torch.nn.functional.pad(torch.cat([x[:, :4], y[:, 1:]], 1), (1, 2)),
                                           torch.gather(x, 1, i),
-                                          # pow and log1p on the scalar unit, built from Ln / Exp
-                                          torch.pow(z.abs() + 0.5, z[:, :1]) + torch.log1p(z.abs())),
+                                          # pow, log1p, expm1, log2 on the scalar unit, built from Ln / Exp
+                                          torch.pow(z.abs() + 0.5, z[:, :1]) + torch.log1p(z.abs())
+                                          + torch.expm1(z) * torch.log2(z[:, :1].abs() + 1.0)),
                       [torch.randn(6, 19), torch.randn(6, 5), torch.randn(3, 5, 7), torch.randint(0, 19, (6, 3))]),
     # A middle-dim broadcast is no vector tiling: exp and erf then run on one vector lane each.
     "indices_bools_math": (lambda x, y, w, z: (*torch.ops.aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1]),

@@ -11,7 +11,7 @@ whole kernel (the tiling's other blocks return at once): correct on any block_di
 The source opens with a comment saying so, which tells these kernels apart from vector / cube ones.
 
 Math functions with a vector instruction (exp, erf, floor, ...) run it on one element; a few others
-(pow, log1p, expm1, integer powers) are built from them; f64 tensors stay refused.
+(pow, log1p, expm1, log2, log10, integer powers) are built from them; f64 tensors stay refused.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=
          "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
 _CASTS = {"arith.index_cast", "arith.index_castui", "arith.sitofp", "arith.uitofp", "arith.fptosi",
           "arith.fptoui", "arith.extf", "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci"}
-_COMPOSITE_MATH = {"math.powf", "math.log1p", "math.expm1", "math.fpowi"}
+_COMPOSITE_MATH = {"math.powf", "math.log1p", "math.expm1", "math.fpowi", "math.log2", "math.log10"}
 _SKIPPED = {"memref.dealloc", "func.return", "scf.yield"}
 # Math functions run on the vector unit over one element (the scalar unit has no transcendental
 # functions): the value goes through a 32-byte UB scratch, ordered with PipeBarrier<PIPE_ALL>.
@@ -164,7 +164,11 @@ class _Printer:
         self.emit(f"{m.handle}.SetValue({m.at(indices)}, {value});", depth)
 
     def copy(self, op: ir.Operation, depth: int) -> None:
-        src, dst = self.memrefs[op.operands[0]], self.memrefs[op.operands[1]]
+        dst = self.memrefs[op.operands[1]]
+        if op.operands[0] in self.names:  # a 0-d scalar parameter: its one value
+            self.store(dst, ["0"] * len(dst.shape), self.names[op.operands[0]], depth)
+            return
+        src = self.memrefs[op.operands[0]]
         idx = [self.fresh("i") for _ in dst.shape]
         for d, (i, n) in enumerate(zip(idx, dst.shape)):
             self.emit(f"for (int64_t {i} = 0; {i} < {n}; ++{i}) {{", depth + d)
@@ -263,6 +267,9 @@ class _Printer:
             self.emit(f"const float {u} = 1.0f + {x};", depth)
             ln = self.vector_call("Ln", u, ct, depth)
             self.define(op.results[0], f"{u} == 1.0f ? {x} : ({u} == (1.0f / 0.0f) ? {u} : {ln} * {x} / ({u} - 1.0f))", depth)
+        elif op.name in ("math.log2", "math.log10"):
+            scale = "1.4426950408889634f" if op.name == "math.log2" else "0.4342944819032518f"
+            self.define(op.results[0], f"{self.vector_call('Ln', args[0], ct, depth)} * {scale}", depth)
         elif op.name == "math.expm1":
             x = args[0]
             u = self.vector_call("Exp", x, ct, depth)
