@@ -41,11 +41,14 @@ def _host_has_avx512() -> bool:
 VECTOR_ELEMENTS = 32 if _host_has_avx512() else 16
 
 # Register tile of a contraction (M, N): accumulators must fit the register file with room for the
-# B row and the A broadcast - 8x16 f32 = 8 zmm of 32 with AVX-512 (PLATFORM-NOTES measured it),
-# 4x16 = 8 ymm of 16 with AVX2 (8x16 spills there: measured 0.35x torch against 0.6-0.8x).
-CONTRACTION_TILE = (8, 16) if _host_has_avx512() else (4, 16)
+# B row and the A broadcast - 8x32 f32 = 16 zmm of 32 with AVX-512 (two B loads feed 16 FMAs with
+# embedded broadcasts of A; 8x16 = 8 zmm left the FMA pipes half idle: 1024^3 f32 min 17-21 ms
+# against 10-11 ms, bf16 alike), 4x16 = 8 ymm of 16 with AVX2 (8x16 spills there: measured 0.35x
+# torch against 0.6-0.8x).
+CONTRACTION_TILE = (8, 32) if _host_has_avx512() else (4, 16)
 # Cache tile of a contraction (N, K): a 256x256 f32 panel of B (256 KiB) stays in L2 while every
 # register tile of the block's rows streams through it; untiled, each row tile re-reads all of B.
+# (512x128 and 256x128 measured the same within this machine's noise.)
 CONTRACTION_PANEL = (256, 256)
 
 
@@ -309,12 +312,21 @@ def ub_tile_sizes(nest: LoopNest) -> list[int]:
 
 
 def panel_tile_sizes(nest: LoopNest) -> list[int]:
-    """Cache-level tiles of a contraction's (N, K) loops; all zero for other ops or small ones."""
+    """Cache-level tiles of a contraction's (N, K) loops; all zero for other ops or small ones.
+
+    The N panel is a multiple of the register tile's N (ub_tile_sizes), or the register tiles
+    would not divide it: the remainder tile is dynamic and stays scalar (a 392-column panel of
+    32-column tiles ran 5x slower).
+    """
     sizes = [0] * len(nest.ranges)
     if nest.is_contraction:
-        for dim, limit in zip((len(sizes) - 2, len(sizes) - 1), CONTRACTION_PANEL):
-            size = largest_divisor(nest.ranges[dim], limit)
-            sizes[dim] = 0 if size == nest.ranges[dim] else size
+        n, k = len(sizes) - 2, len(sizes) - 1
+        register_n = ub_tile_sizes(nest)[n] or nest.ranges[n]
+        fits = [d for d in range(register_n, min(nest.ranges[n], CONTRACTION_PANEL[0]) + 1, register_n)
+                if nest.ranges[n] % d == 0]
+        sizes[n] = max(fits) if fits and max(fits) < nest.ranges[n] else 0
+        size = largest_divisor(nest.ranges[k], CONTRACTION_PANEL[1])
+        sizes[k] = 0 if size == nest.ranges[k] else size
     return sizes
 
 
