@@ -294,13 +294,23 @@ def _block_idx_position(func: ir.Operation) -> int:
     raise ValueError("kernel body has no block index argument")
 
 
+def _register_columns(size: int) -> int:
+    """N of a contraction's register tile: CONTRACTION_TILE's when it divides `size`, else 16 or less.
+
+    Only whole 16-lane rows go past 16: a row of 25 or 28 lanes (1000 columns, 392-column block
+    slices) lowered to split partial vectors and ran 10x slower than rows of 10 or 14.
+    """
+    wide = [d for d in range(16, CONTRACTION_TILE[1] + 1, 16) if size % d == 0]
+    return max(wide) if wide else largest_divisor(size, 16)
+
+
 def ub_tile_sizes(nest: LoopNest) -> list[int]:
     """Tile sizes (0 = untiled) that divide every static range; innermost loops stay vector-sized."""
     sizes = [1] * len(nest.ranges)
     if nest.is_contraction:
         m, n = len(sizes) - 3, len(sizes) - 2
         sizes[m] = largest_divisor(nest.ranges[m], CONTRACTION_TILE[0])
-        sizes[n] = largest_divisor(nest.ranges[n], CONTRACTION_TILE[1])
+        sizes[n] = _register_columns(nest.ranges[n])
     else:
         budget = VECTOR_ELEMENTS
         for dim in reversed(range(len(sizes))):
