@@ -147,14 +147,17 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
   npurt::TaskInfo info{NPURT_TASK_KERNEL, label.c_str(), 0, -1, blockDim};
   return npurt::enqueue(
       stream,
-      [kernel, blockDim, packed = std::move(packed), label] {
+      [kernel, blockDim, packed = std::move(packed), label, device = stream->device] {
         const void* data = packed.empty() ? nullptr : packed.data();
-        // Past the operator execution timeout, blocks not yet started are skipped.
+        // Past the operator execution timeout, or once stop_device stopped the device, blocks not
+        // yet started are skipped (a block already running finishes: compiled code never polls).
         const int64_t deadline = npurt::kernelDeadlineNs();
         npurt::BlockFailure failure = npurt::runBlocks(blockDim, [&](uint32_t idx) {
           if (deadline != 0 && npurt::steadyNowNs() > deadline) return int32_t(-1);
+          if (npurt::deviceStopped(device)) return int32_t(-1);
           return kernel(data, idx, blockDim);
         });
+        if (npurt::deviceStopped(device)) return npurt::stoppedDeviceError(device, ("kernel '" + label + "'").c_str());
         if (deadline != 0 && npurt::steadyNowNs() > deadline) {
           return fail(ACL_ERROR_RT_AICORE_TIMEOUT, "kernel '" + label + "' ran past the operator execution timeout of " +
                                                        std::to_string(npurtOpExecuteTimeoutMs()) + " ms");

@@ -22,7 +22,8 @@ def stop_device(device_id: int) -> int:
     fault-tolerant training to halt a device before repairing it).
 
     Work queued on the device's streams and not yet started is dropped; a kernel already
-    running finishes. Until :func:`restart_device`, queuing work on the device raises a
+    running stops at its next block boundary (its blocks not yet started are skipped; a
+    block that is running finishes, as compiled code never polls). Until :func:`restart_device`, queuing work on the device raises a
     RuntimeError naming ``restart_device`` (ACL error 107022, ERR00100), and synchronizing a
     stream whose work was dropped raises it once. Other devices are not affected.
 

@@ -3,6 +3,7 @@ SyncLaunchStream, ExternalEvent, current_blas_handle, npurt, the obfuscation cal
 argument errors, and a pinned non-blocking D2H destination kept from reuse until its copy ran."""
 
 import ctypes
+import re
 import time
 import warnings
 
@@ -42,6 +43,31 @@ def test_stop_device_drops_work_and_raises_until_restart(big):
         torch.npu.stop_device("0")
     with pytest.raises(TypeError, match="ERR00002"):
         torch.npu.restart_device(0, rebuild_all_resource=1)
+
+
+def test_stop_device_aborts_a_running_kernel_between_its_blocks():
+    x = torch.randn(1 << 24).npu()  # exp of 16M elements: several ms, over many blocks
+    torch.exp(x)  # compiled before
+    torch.npu.synchronize()
+    message = ""
+    # Stopped while the kernel runs, the error names the kernel (queued work dropped before it
+    # started says "stream task"; a kernel that finished raises nothing): a few tries at
+    # different moments, as the machine's load moves when the worker starts it.
+    for delay in (0.001, 0.002, 0.0005, 0.004, 0.003, 0.006):
+        torch.exp(x)
+        time.sleep(delay)
+        torch.npu.stop_device(0)
+        try:
+            torch.npu.synchronize()
+            message = ""
+        except RuntimeError as e:
+            message = str(e)
+        finally:
+            torch.npu.restart_device(0)
+        if "kernel '" in message:
+            break
+    assert re.search(r"kernel '.*': device 0 was stopped[\s\S]*ERR00100", message), message
+    torch.testing.assert_close(torch.exp(x[:8]).cpu(), torch.exp(x[:8].cpu()))
 
 
 def test_a_kernel_past_the_op_timeout_raises_at_the_next_sync(big):
@@ -177,6 +203,22 @@ def test_op_argument_errors_carry_err01001_and_torch_s_wording():
     assert "ERR01001" in str(info.value)
     torch.testing.assert_close(torch.div(a, b, rounding_mode="floor").cpu(),
                                torch.div(a.cpu(), b.cpu(), rounding_mode="floor"))
+
+
+def test_an_op_refused_by_its_own_checks_does_not_warn_that_it_ran_on_the_cpu():
+    # The CPU fallback's warning says the op ran on the CPU: a call its checks refuse did not.
+    a, b = torch.randn(4).npu(), torch.randn(4).npu()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="ERR01001"):
+            torch.nn.functional.gelu(a, approximate="tanh-ish")
+        with pytest.raises(RuntimeError, match="selected index k out of range"):
+            torch.topk(a, 9)
+    assert not [w for w in caught if "CPU" in str(w.message)], [str(w.message) for w in caught]
+    values, indices = torch.topk(a, 3)
+    want_values, want_indices = torch.topk(a.cpu(), 3)
+    torch.testing.assert_close(values.cpu(), want_values)
+    torch.testing.assert_close(indices.cpu(), want_indices)
 
 
 def test_pinned_destination_of_a_non_blocking_copy_is_not_reused_before_the_copy_ran(big):

@@ -173,7 +173,6 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std
                               " is not currently supported on the NPU backend, and TORCH_NPU_FALLBACK_CPU_DISABLE=1 "
                               "forbids running it on the CPU: unset that variable to allow the CPU fallback.\n",
                               errCode(SubModule::OPS, ErrCode::NOT_SUPPORT));
-  countAndWarnOnce(name, reason);
 
   const size_t numArgs = schema.arguments().size();
   const size_t argBase = stack->size() - numArgs;
@@ -196,6 +195,8 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std
     }
     throw;
   }
+  // Only a call the CPU kernel accepted ran on the CPU: one its own checks refused raised above.
+  countAndWarnOnce(name, reason);
 
   call.writeBackResized();
   const size_t numReturns = schema.returns().size();
