@@ -1,5 +1,7 @@
 """Per-rank bodies of the collective tests: each check runs one collective on npu
-tensors and compares with the value computed on CPU from every rank's input."""
+tensors and compares with the value computed on CPU from every rank's input; the same
+checks run on the hccl and the lccl backend."""
+import re
 import time
 import traceback
 from datetime import timedelta
@@ -175,6 +177,88 @@ def check_batch_isend_irecv(rank, world):
         assert_close(from_nxt.cpu(), rank_input(nxt, shape, dtype))
 
 
+def check_recv_any_source(rank, world):
+    # Every other rank sends to rank 0, which receives with src=None and learns who sent each.
+    for dtype in DTYPES:
+        if rank == 0:
+            senders = []
+            for _ in range(world - 1):
+                got = npu(torch.zeros(6, dtype=dtype))
+                src = dist.recv(got, src=None)
+                assert_close(got.cpu(), rank_input(src, (6,), dtype))
+                senders.append(src)
+            assert sorted(senders) == list(range(1, world)), senders
+        else:
+            dist.send(npu(rank_input(rank, (6,), dtype)), 0)
+        # Without it a fast sender's next message (another dtype) may come before a slow one's.
+        dist.barrier()
+
+
+def check_premul_sum(rank, world):
+    # PREMUL_SUM (FSDP's gradient scaling): the sum of every rank's tensor times the factor,
+    # given as a number or as a one-element npu tensor.
+    factors = (0.25, npu(torch.tensor(0.5)))
+    for factor in factors:
+        op = dist._make_nccl_premul_sum(factor)
+        scale = float(factor) if isinstance(factor, float) else 0.5
+        for dtype in (torch.float32, torch.bfloat16):
+            t = npu(rank_input(rank, (2, 3, 8), dtype))
+            dist.all_reduce(t, op=op)
+            want = (REDUCTIONS[dist.ReduceOp.SUM](every(world, (2, 3, 8), dtype)).double() * scale).to(dtype)
+            assert_close(t.cpu(), want)
+            full = npu(rank_input(rank, (world * 4,), dtype))
+            out = npu(torch.zeros(4, dtype=dtype))
+            dist.reduce_scatter_tensor(out, full, op=op)
+            summed = REDUCTIONS[dist.ReduceOp.SUM](every(world, (world * 4,), dtype))
+            assert_close(out.cpu(), (summed[rank * 4:(rank + 1) * 4].double() * scale).to(dtype))
+            assert_close(full.cpu(), rank_input(rank, (world * 4,), dtype))  # the input is left as it was
+
+
+def refused_with(fn, pattern: str) -> None:
+    try:
+        fn()
+    except RuntimeError as err:
+        assert re.search(pattern, str(err)), str(err)
+    else:
+        raise AssertionError(f"not refused (expected {pattern!r})")
+
+
+def check_internal_formats(rank, world):
+    # Whole NZ tensors are reduced, broadcast and gathered in their physical layout (as HCCL
+    # does) and keep their format; what would mix up their physical order is refused with the fix.
+    torch.npu.config.allow_internal_format = True
+    values = [torch.arange(20 * 24, dtype=torch.float32).reshape(20, 24) * (r + 1) for r in range(world)]
+
+    def nz(t: torch.Tensor) -> torch.Tensor:
+        return torch_npu.npu_format_cast(npu(t), 29)
+
+    t = nz(values[rank])
+    dist.all_reduce(t)
+    assert torch.equal(t.cpu(), sum(values)) and torch_npu.get_npu_format(t) == 29
+    b = nz(values[rank])
+    dist.broadcast(b, src=world - 1)
+    assert torch.equal(b.cpu(), values[world - 1]) and torch_npu.get_npu_format(b) == 29
+    gathered = [nz(torch.zeros(20, 24)) for _ in range(world)]
+    dist.all_gather(gathered, nz(values[rank]))
+    assert all(torch.equal(g.cpu(), v) for g, v in zip(gathered, values))
+    nxt, prv = (rank + 1) % world, (rank - 1) % world
+    got = nz(torch.zeros(20, 24))
+    works = dist.batch_isend_irecv([dist.P2POp(dist.irecv, got, prv), dist.P2POp(dist.isend, nz(values[rank]), nxt)])
+    for work in works:
+        work.wait()
+    assert torch.equal(got.cpu(), values[prv]) and torch_npu.get_npu_format(got) == 29
+
+    whole = nz(values[rank])
+    offset_view = torch.empty(0, device=whole.device).set_(whole.untyped_storage(), 16, (10,), (1,))
+    refused_with(lambda: dist.all_reduce(offset_view), r"storage offset 16[\s\S]*npu_format_cast\(t, 2\)[\s\S]*ERR02007")
+    into_tensor = npu(torch.zeros(world * 20, 24))
+    refused_with(lambda: dist.all_gather_into_tensor(into_tensor, whole),
+                 r"concatenates along dim 0[\s\S]*npu_format_cast\(t, 2\)[\s\S]*ERR02007")
+    mixed = [npu(torch.zeros(20, 24)) for _ in range(world)]
+    refused_with(lambda: dist.all_gather(mixed, whole), r"one format and one shape[\s\S]*ERR02007")
+    torch.npu.config.allow_internal_format = False
+
+
 def check_barrier(rank, world):
     dist.barrier()
     dist.barrier()
@@ -262,13 +346,13 @@ def check_cpu_tensor_rejected(rank, world):
     try:
         backend.allreduce([torch.ones(4)], dist.AllreduceOptions())
     except Exception as e:  # noqa: BLE001
-        assert "ERR02001" in str(e) and "cpu:gloo,npu:hccl" in str(e), str(e)
+        assert "ERR02001" in str(e) and f"cpu:gloo,npu:{backend.name()}" in str(e), str(e)
     else:
-        raise AssertionError("the hccl backend accepted a CPU tensor")
+        raise AssertionError(f"the {backend.name()} backend accepted a CPU tensor")
 
 
 def check_cpu_tensors_on_mixed_group(rank, world):
-    # Only the 2-rank run creates its group as "cpu:gloo,npu:hccl".
+    # Only the 2-rank run creates its group as "cpu:gloo,npu:<backend>".
     if world != 2:
         return
     on_cpu = torch.full((3,), float(rank + 1))
@@ -280,21 +364,70 @@ def check_cpu_tensors_on_mixed_group(rank, world):
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
 
 
-def run_checks(rank: int, world: int) -> dict[str, str | None]:
-    """Run every check on one group; return name -> None (passed) or the traceback.
+def check_matches_hccl(rank, world):
+    # Non-integer values, so a different summation order would show: lccl and hccl agree.
+    hccl = dist.new_group(backend="hccl")
+    for dtype in (torch.float32, torch.bfloat16):
+        gen = torch.Generator().manual_seed(rank)
+        x = torch.randn(1000, generator=gen).to(dtype).npu()
+        via_lccl, via_hccl = x.clone(), x.clone()
+        dist.all_reduce(via_lccl)
+        dist.all_reduce(via_hccl, group=hccl)
+        if dtype == torch.float32:
+            assert_close(via_lccl.cpu(), via_hccl.cpu())
+        else:  # bfloat16 sums round at every step, and the two add in different orders
+            assert_close(via_lccl.cpu().float(), via_hccl.cpu().float(), atol=0.125, rtol=0.02)
+        gathered_l = torch.zeros(world * 1000, dtype=dtype).npu()
+        gathered_h = torch.zeros(world * 1000, dtype=dtype).npu()
+        dist.all_gather_into_tensor(gathered_l, x)
+        dist.all_gather_into_tensor(gathered_h, x, group=hccl)
+        assert torch.equal(gathered_l.cpu(), gathered_h.cpu())
+    dist.destroy_process_group(hccl)
 
-    env:// init as under torchrun (spawn_ranks sets MASTER_ADDR/PORT, RANK, WORLD_SIZE,
-    LOCAL_RANK); 2 ranks use the mixed spec, 4 ranks plain "hccl".
+
+def check_large_all_reduce_uneven_length(rank, world):
+    # Slices of unequal length (numel not a multiple of the world) and several segments.
+    n = (3 << 20) + 7
+    t = torch.full((n,), float(rank + 1)).npu()
+    dist.all_reduce(t)
+    assert_close(t.cpu(), torch.full((n,), float(sum(range(1, world + 1)))))
+
+
+# reinit rebuilds hccl's Gloo transport: hccl only. The last two compare lccl with hccl and
+# cover lccl's own slicing.
+CHECKS_BY_BACKEND = {
+    "hccl": CHECKS,
+    "lccl": {**{n: f for n, f in CHECKS.items() if n != "reinit"}, "matches_hccl": check_matches_hccl,
+             "large_all_reduce_uneven_length": check_large_all_reduce_uneven_length},
+}
+
+
+def run_checks(rank: int, world: int) -> dict[str, dict[str, str | None]]:
+    """Run every check on an hccl group, then on an lccl group, in the same processes.
+
+    Returns backend -> check name -> None (passed) or the traceback. Ranks are spawned once
+    for both backends (spawning costs seconds per rank); each group rendezvouses under its
+    own prefix of one TCPStore at MASTER_ADDR/PORT (spawn_ranks sets them, with RANK,
+    WORLD_SIZE and LOCAL_RANK, as torchrun does). 2 ranks use the mixed spec
+    "cpu:gloo,npu:<backend>", 4 ranks the plain backend name.
     """
-    spec = "cpu:gloo,npu:hccl" if world == 2 else "hccl"
-    dist.init_process_group(spec, timeout=timedelta(seconds=60))
-    assert torch.accelerator.current_device_index() == rank, "the hccl backend selects npu:LOCAL_RANK"
+    import os
+
+    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0,
+                          timeout=timedelta(seconds=60))
     outcome = {}
-    for name, check in CHECKS.items():
-        try:
-            check(rank, world)
-            outcome[name] = None
-        except Exception:  # noqa: BLE001 - reported per check to the parent
-            outcome[name] = traceback.format_exc()
-    dist.destroy_process_group()
+    for backend, checks in CHECKS_BY_BACKEND.items():
+        spec = f"cpu:gloo,npu:{backend}" if world == 2 else backend
+        dist.init_process_group(spec, store=dist.PrefixStore(backend, store), rank=rank, world_size=world,
+                                timeout=timedelta(seconds=60))
+        assert torch.accelerator.current_device_index() == rank, f"the {backend} backend selects npu:LOCAL_RANK"
+        assert dist.group.WORLD._get_backend(torch.device("npu")).name() == backend
+        outcome[backend] = {}
+        for name, check in checks.items():
+            try:
+                check(rank, world)
+                outcome[backend][name] = None
+            except Exception:  # noqa: BLE001 - reported per check to the parent
+                outcome[backend][name] = traceback.format_exc()
+        dist.destroy_process_group()
     return outcome

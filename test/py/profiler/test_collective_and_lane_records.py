@@ -138,3 +138,33 @@ def test_every_device_and_stream_lane_is_labeled(tmp_path):
     assert lanes == {(0, 0), (1, side.stream_id)}
     assert labels[0] == "NPU 0" and labels[1] == "NPU 1"
     assert all(threads[lane] == f"Stream {lane[1]}" for lane in lanes)
+
+
+def test_collectives_with_the_profiler_off_leave_no_records(group):
+    t = torch.ones(256).npu()
+    assert not torch_npu._C._profiler_runtime_enabled()
+    dist.all_reduce(t)
+    dist.all_reduce(t, async_op=True).wait()
+    dist.broadcast(t, src=0)
+    torch.npu.synchronize()
+    assert torch_npu._C._profiler_pending_records() == 0
+    torch.testing.assert_close(t.cpu(), torch.ones(256))
+
+
+def test_lccl_collectives_are_device_records_and_none_while_off(group, tmp_path):
+    lccl = dist.new_group(backend="lccl")  # the one-rank world again, on the shared-memory backend
+    try:
+        t = torch.ones(256).npu()
+        dist.all_reduce(t, group=lccl)  # warm
+        torch.npu.synchronize()
+        assert torch_npu._C._profiler_pending_records() == 0
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.NPU]) as prof:
+            dist.all_reduce(t, group=lccl)
+            dist.broadcast(t, src=0, group=lccl)
+            torch.npu.synchronize()
+        records = sorted(collectives(export(prof, tmp_path)), key=lambda e: e["ts"])
+        assert [r["name"] for r in records] == ["hcom_allReduce_", "hcom_broadcast_"]
+        assert [r["args"]["op name"] for r in records] == ["c10d::allreduce_", "c10d::broadcast_"]
+        assert all(r["args"]["bytes"] == t.nbytes and (r["pid"], r["tid"]) == (0, 0) for r in records)
+    finally:
+        dist.destroy_process_group(lccl)

@@ -40,6 +40,13 @@ c10::intrusive_ptr<c10::ivalue::Future> CollectiveWork::getFuture() { return fut
 
 std::vector<at::Tensor> CollectiveWork::result() { return outputs_; }
 
+int CollectiveWork::sourceRank() const {
+  int rank = sourceRank_.load();
+  TORCH_CHECK(rank >= 0, backend_, " ", c10d::opTypeToString(opType_), ": only a finished receive from any source ",
+              "has a source rank\n", errCode(SubModule::DIST, ErrCode::UNAVAIL));
+  return rank;
+}
+
 void CollectiveWork::complete(std::exception_ptr error) {
   finish(error);
   if (error) {

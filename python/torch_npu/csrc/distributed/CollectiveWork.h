@@ -9,6 +9,7 @@
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <string>
@@ -32,12 +33,16 @@ class CollectiveWork : public c10d::Work {
 
   // Called once by the process group when the transport is done (error == nullptr) or failed.
   void complete(std::exception_ptr error);
+  // The rank a receive from any source got its message from (set before complete()).
+  int sourceRank() const override;
+  void setSourceRank(int rank) { sourceRank_ = rank; }
 
  private:
   std::string backend_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   std::chrono::milliseconds timeout_;
+  std::atomic<int> sourceRank_{-1};
 };
 
 }  // namespace torch_npu::distributed

@@ -11,10 +11,12 @@
 #include <utility>
 
 #include "npurt/acl_rt.h"
+#include "npurt/profiling.h"
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/PyBindRegistry.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
+#include "torch_npu/csrc/distributed/CollectiveTensors.h"
 
 namespace torch_npu::distributed {
 
@@ -30,6 +32,7 @@ struct ProcessGroupLCCL::Op {
   std::vector<at::Tensor> targets;
   lccl::Clock::time_point deadline;
   uint32_t message = 0;  // a send's message number
+  int source = -1;       // the rank a receive from any source got its message from
 
   // Buffer `index` that `peer` published, viewed on the host with `like`'s dtype and size.
   at::Tensor peer(int peer, int index, const at::Tensor& like) const {
@@ -55,12 +58,14 @@ void copyBytes(const at::Tensor& dst, const at::Tensor& src) {
   if (dst.nbytes() > 0) std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());
 }
 
-// acc op= each of `others`, element-wise (AVG: the mean over acc and others).
-void reduceInto(at::Tensor acc, const std::vector<at::Tensor>& others, c10d::ReduceOp op) {
+// acc op= each of `others`, element-wise (AVG: the mean over acc and others; PREMUL_SUM: the
+// sum times this rank's factor, which every rank passes alike).
+void reduceInto(at::Tensor acc, const std::vector<at::Tensor>& others, const c10d::ReduceOp& op) {
   for (const at::Tensor& x : others) {
     switch (op) {
       case c10d::ReduceOp::SUM:
-      case c10d::ReduceOp::AVG: acc.add_(x); break;
+      case c10d::ReduceOp::AVG:
+      case c10d::ReduceOp::PREMUL_SUM: acc.add_(x); break;
       case c10d::ReduceOp::PRODUCT: acc.mul_(x); break;
       case c10d::ReduceOp::MIN: at::minimum_out(acc, acc, x); break;
       case c10d::ReduceOp::MAX: at::maximum_out(acc, acc, x); break;
@@ -71,24 +76,26 @@ void reduceInto(at::Tensor acc, const std::vector<at::Tensor>& others, c10d::Red
     }
   }
   if (op == c10d::ReduceOp::AVG) acc.div_(static_cast<int64_t>(others.size() + 1));
+  if (op == c10d::ReduceOp::PREMUL_SUM) acc.mul_(premulFactor(op));
 }
 
 void checkReduceOp(const c10d::ReduceOp& op, const std::vector<at::Tensor>& tensors, const char* name) {
   bool supported = op == c10d::ReduceOp::SUM || op == c10d::ReduceOp::AVG || op == c10d::ReduceOp::PRODUCT ||
                    op == c10d::ReduceOp::MIN || op == c10d::ReduceOp::MAX || op == c10d::ReduceOp::BAND ||
-                   op == c10d::ReduceOp::BOR || op == c10d::ReduceOp::BXOR;
+                   op == c10d::ReduceOp::BOR || op == c10d::ReduceOp::BXOR || op == c10d::ReduceOp::PREMUL_SUM;
   TORCH_CHECK(supported, "lccl ", name, ": reduce op ", static_cast<int>(op.op_),
-              " is not supported (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR are)\n",
+              " is not supported (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR, PREMUL_SUM are)\n",
               errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
   for (const at::Tensor& t : tensors) {
-    TORCH_CHECK(op != c10d::ReduceOp::AVG || at::isFloatingType(t.scalar_type()), "lccl ", name,
-                ": AVG needs a floating-point tensor, got ", t.scalar_type(), "\n",
+    bool scales = op == c10d::ReduceOp::AVG || op == c10d::ReduceOp::PREMUL_SUM;
+    TORCH_CHECK(!scales || at::isFloatingType(t.scalar_type()), "lccl ", name,
+                ": AVG and PREMUL_SUM need a floating-point tensor, got ", t.scalar_type(), "\n",
                 errCode(SubModule::DIST, ErrCode::PARAM));
   }
 }
 
 // Reduce-scatter then all-gather: rank r reduces slice r of every rank's tensor into its own.
-void allreduceTensors(const Op& op, c10d::ReduceOp reduceOp) {
+void allreduceTensors(const Op& op, const c10d::ReduceOp& reduceOp) {
   std::vector<std::pair<int64_t, int64_t>> mine;  // per tensor: this rank's slice
   op.barrier();
   for (size_t i = 0; i < op.published.size(); ++i) {
@@ -173,14 +180,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::enqueue(c10d::OpType type, std:
                 errCode(SubModule::DIST, ErrCode::VALUE));
     TORCH_CHECK(t.layout() == c10::kStrided, op->name, ": only dense tensors are supported\n",
                 errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
-    TORCH_CHECK(internalDesc(t) == nullptr, op->name, ": the tensor is stored in internal format ",
-                static_cast<int64_t>(npuFormatOf(t)), "; call torch_npu.npu_format_cast(t, 2) and communicate the "
-                "ND result\n", errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
   };
+  for (const at::Tensor& t : published) check(t);
+  for (const at::Tensor& t : outputs) check(t);
+  checkFormats("lccl", type, published, outputs, c10d::opTypeToString(type));
+  const std::vector<at::Tensor> userOutputs = outputs;
+  // Internal-format tensors travel as their physical storage (a host view of it, as hccl).
+  for (auto* list : {&published, &outputs}) {
+    for (at::Tensor& t : *list) {
+      if (internalDesc(t) != nullptr) t = hostView(t);
+    }
+  }
   // Non-contiguous tensors travel as contiguous copies (queued on the current stream, so
   // the ready event covers them); outputs are written back when the operation is done.
   for (at::Tensor& t : published) {
-    check(t);
     at::Tensor dense = t.is_contiguous() ? t : t.contiguous();
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (outputs[i].is_same(t)) op->targets.push_back(t), op->outputs.push_back(dense);
@@ -188,18 +201,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::enqueue(c10d::OpType type, std:
     t = dense;
   }
   for (const at::Tensor& t : outputs) {
-    check(t);
     bool seen = false;
     for (const at::Tensor& target : op->targets) seen = seen || target.is_same(t);
     if (!seen) op->targets.push_back(t), op->outputs.push_back(t.is_contiguous() ? t : at::empty_like(t, at::MemoryFormat::Contiguous));
   }
   op->published = std::move(published);
   if (collective) op->seq = nextSeq_++;
-  auto work = c10::make_intrusive<CollectiveWork>("lccl", rank_, type, op->targets, c10::Device(c10::DeviceType::PrivateUse1, device_),
-                                            timeout_ + kWaitGrace);
+  auto work = c10::make_intrusive<CollectiveWork>("lccl", rank_, type, userOutputs,
+                                                  c10::Device(c10::DeviceType::PrivateUse1, device_), timeout_ + kWaitGrace);
   aclrtEvent ready = nullptr;
   NPU_CHECK_ACL(aclrtCreateEventWithFlag(&ready, ACL_EVENT_SYNC));
   NPU_CHECK_ACL(aclrtRecordEvent(ready, nativeStream(getCurrentStream(device_))));
+  // A device record on the current stream's lane, linked to the host op queuing it (null while
+  // the profiler is off): from the end of the wait for the queued work to the operation's end.
+  npurtProfiledTask* profiled =
+      npurtProfilerBeginTask(NPURT_TASK_COLLECTIVE, collectiveRecordName(type), nativeStream(getCurrentStream(device_)),
+                             totalBytes(op->published.empty() ? userOutputs : op->published), -1);
   auto fail = [this, work](const std::string& name, const std::exception& e) {
     bool peer = dynamic_cast<const lccl::PeerError*>(&e) != nullptr;
     std::string message = name + " failed: " + describe(e);
@@ -209,11 +226,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::enqueue(c10d::OpType type, std:
                                               "the same order, then destroy the process group."
                                   : message));
   };
-  starter_->post([this, op, work, ready, collective, start = std::move(start), finish = std::move(finish), fail] {
+  starter_->post([this, op, work, ready, profiled, collective, start = std::move(start), finish = std::move(finish),
+                  fail] {
     try {
       aclError waited = aclrtSynchronizeEvent(ready);
       aclrtDestroyEvent(ready);
       TORCH_CHECK(waited == ACL_SUCCESS, "the npu work queued before it failed: ", aclGetRecentErrMsg());
+      npurtProfilerTaskStarted(profiled);
       op->deadline = lccl::Clock::now() + timeout_;
       if (collective) {
         // A ring slot is reused kRing operations later: only once this rank finished that one.
@@ -231,6 +250,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::enqueue(c10d::OpType type, std:
       if (start) start(*op);
     } catch (const std::exception& e) {
       fail(op->name, e);
+      npurtProfilerTaskEnded(profiled, ACL_ERROR_RT_INTERNAL_ERROR);
       finisher_->post([this, collective] {
         if (!collective) return;
         std::lock_guard<std::mutex> lock(flightMutex_);
@@ -239,7 +259,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::enqueue(c10d::OpType type, std:
       });
       return;
     }
-    finisher_->post([this, op, work, collective, finish, fail] {
+    finisher_->post([this, op, work, profiled, collective, finish, fail] {
+      aclError status = ACL_ERROR_RT_INTERNAL_ERROR;
       try {
         if (broken_) throw std::runtime_error("the process group failed earlier: " + brokenReason_);
         op->deadline = lccl::Clock::now() + timeout_;
@@ -253,8 +274,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::enqueue(c10d::OpType type, std:
                                      op->outputs[i].options().device(c10::kCPU)));
           }
         }
+        if (op->source >= 0) work->setSourceRank(op->source);
+        status = ACL_SUCCESS;
+        npurtProfilerTaskEnded(profiled, status);
         work->complete(nullptr);
       } catch (const std::exception& e) {
+        if (status != ACL_SUCCESS) npurtProfilerTaskEnded(profiled, status);
         if (!work->isCompleted()) fail(op->name, e);
       }
       if (collective) {
@@ -418,7 +443,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::reduce_scatter(std::vector<at::
 
 namespace {
 
-void reduceScatterChunks(const Op& op, c10d::ReduceOp reduceOp) {
+void reduceScatterChunks(const Op& op, const c10d::ReduceOp& reduceOp) {
   op.barrier();
   for (size_t i = 0; i < op.published.size(); ++i) {
     const at::Tensor& out = op.outputs[i];
@@ -471,6 +496,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::alltoall_base(at::Tensor& outpu
                                                                std::vector<int64_t>& outputSplitSizes,
                                                                std::vector<int64_t>& inputSplitSizes,
                                                                const c10d::AllToAllOptions& opts) {
+  checkFormats("lccl", c10d::OpType::ALLTOALL_BASE, {input}, {output}, "alltoall_base");
   std::vector<int64_t> outSizes = outputSplitSizes;
   at::Tensor dense = input.contiguous();
   // Each rank publishes one slice of its input per destination.
@@ -502,7 +528,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::alltoall(std::vector<at::Tensor
 c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::send(std::vector<at::Tensor>& tensors, int dstRank, int tag) {
   TORCH_CHECK(tensors.size() == 1 && dstRank >= 0 && dstRank < size_ && dstRank != rank_,
               "lccl send: one tensor to another rank of the group\n", errCode(SubModule::DIST, ErrCode::PARAM));
-  at::Tensor dense = tensors[0].contiguous();
+  checkFormats("lccl", c10d::OpType::SEND, tensors, {}, "send");
+  at::Tensor dense = internalDesc(tensors[0]) != nullptr ? hostView(tensors[0]) : tensors[0].contiguous();
   return enqueue(
       c10d::OpType::SEND, {}, {}, false,
       [dstRank, dense](Op& op) {
@@ -514,11 +541,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::send(std::vector<at::Tensor>& t
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
   TORCH_CHECK(tensors.size() == 1 && srcRank >= 0 && srcRank < size_ && srcRank != rank_,
-              "lccl recv: one tensor from another rank of the group (receiving from any source is not supported)\n",
+              "lccl recv: one tensor from another rank of the group\n",
               errCode(SubModule::DIST, ErrCode::PARAM));
   return enqueue(c10d::OpType::RECV, {}, tensors, false, nullptr, [srcRank](Op& op) {
     const at::Tensor& out = op.outputs[0];
     op.transport->receive(srcRank, {out.numel() ? out.data_ptr() : nullptr, out.nbytes()}, op.deadline);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupLCCL::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  TORCH_CHECK(tensors.size() == 1, "lccl recv: one tensor\n", errCode(SubModule::DIST, ErrCode::PARAM));
+  return enqueue(c10d::OpType::RECVANYSOURCE, {}, tensors, false, nullptr, [](Op& op) {
+    const at::Tensor& out = op.outputs[0];
+    op.source = op.transport->receiveAny({out.numel() ? out.data_ptr() : nullptr, out.nbytes()}, op.deadline);
   });
 }
 

@@ -180,10 +180,44 @@ void Transport::waitAcked(int dst, uint32_t message, Clock::time_point deadline)
 }
 
 void Transport::receive(int src, const LocalBuffer& data, Clock::time_point deadline) {
+  waitFor(src, &peers_[src]->to[rank_].sent, received_[src] + 1, "recv from rank " + std::to_string(src), deadline);
+  take(src, data);
+}
+
+int Transport::receiveAny(const LocalBuffer& data, Clock::time_point deadline) {
+  auto nextLiveness = Clock::now() + kLivenessInterval;
+  for (int round = 0;; ++round) {
+    for (int i = 0; i < size_; ++i) {
+      int src = (nextAnySource_ + i) % size_;
+      if (src == rank_) continue;
+      if (reached(peers_[src]->to[rank_].sent.load(std::memory_order_acquire), received_[src] + 1)) {
+        nextAnySource_ = (src + 1) % size_;
+        take(src, data);
+        return src;
+      }
+    }
+    if (round < kSpins) {
+      std::this_thread::yield();
+      continue;
+    }
+    auto now = Clock::now();
+    if (now >= deadline) throw PeerError("recv from any source: no rank sent within the process group timeout", true);
+    if (now >= nextLiveness) {
+      int alive = 0;
+      for (int peer = 0; peer < size_; ++peer) alive += peer != rank_ && !processExited(peers_[peer]->pid);
+      if (alive == 0) throw PeerError("recv from any source: every other rank has exited", false);
+      nextLiveness = now + kLivenessInterval;
+    }
+    // No single word to sleep on: sleep briefly on one peer's and look at all again.
+    int peer = (rank_ + 1) % size_;
+    const std::atomic<uint32_t>& sent = peers_[peer]->to[rank_].sent;
+    npurt::sharedWait(&sent, sent.load(std::memory_order_acquire), 1);
+  }
+}
+
+void Transport::take(int src, const LocalBuffer& data) {
   uint32_t message = received_[src];
-  const Channel& channel = peers_[src]->to[rank_];
-  waitFor(src, &channel.sent, message + 1, "recv from rank " + std::to_string(src), deadline);
-  const npurt::IpcBufferDesc& desc = channel.ring[message % kRing];
+  const npurt::IpcBufferDesc& desc = peers_[src]->to[rank_].ring[message % kRing];
   if (desc.size != data.size) {
     throw std::invalid_argument("lccl recv: rank " + std::to_string(src) + " sent " + std::to_string(desc.size) +
                                 " bytes, the receiving tensor holds " + std::to_string(data.size));

@@ -87,12 +87,16 @@ class Transport {
   void waitAcked(int dst, uint32_t message, Clock::time_point deadline);
   // Copies the next message from `src` into `data` (sizes must match) and acks it.
   void receive(int src, const LocalBuffer& data, Clock::time_point deadline);
+  // The same for the first message any peer sent (peers in turn); returns its source.
+  int receiveAny(const LocalBuffer& data, Clock::time_point deadline);
 
  private:
   // Waits until peer's *word reaches `target` (32-bit wrapping counters).
   void waitFor(int peer, const std::atomic<uint32_t>* word, uint32_t target, const std::string& what,
                Clock::time_point deadline);
   void checkPeerAlive(int peer, const std::string& what);
+  // Copies message received_[src] from `src` (already posted) into `data` and acks it.
+  void take(int src, const LocalBuffer& data);
 
   int rank_;
   int size_;
@@ -103,6 +107,7 @@ class Transport {
   uint32_t barriers_ = 0;
   std::vector<uint32_t> received_;  // messages received from each source
   std::vector<uint32_t> sentCount_;
+  int nextAnySource_ = 0;  // where receiveAny looks first: peers take turns
 };
 
 }  // namespace torch_npu::distributed::lccl

@@ -9,8 +9,8 @@
 #include "npurt/acl_rt.h"
 #include "npurt/profiling.h"
 #include "torch_npu/csrc/NpuError.h"
-#include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
+#include "torch_npu/csrc/distributed/CollectiveTensors.h"
 #include "torch_npu/csrc/distributed/CollectiveWork.h"
 
 namespace torch_npu::distributed {
@@ -20,69 +20,6 @@ namespace {
 // message (which names the peer) is the one users see.
 constexpr std::chrono::milliseconds kWaitGrace{5000};
 
-// A CPU tensor over the npu tensor's memory; the deleter keeps the npu tensor alive. An
-// internal-format tensor is communicated as its physical storage (as HCCL does): element-wise
-// reductions and whole-tensor moves give the same bytes as on the logical values.
-at::Tensor cpuView(const at::Tensor& t) {
-  if (const NpuStorageDesc* desc = internalDesc(t)) {
-    return at::from_blob(
-        t.data_ptr(), desc->storageSizes, [keep = t](void*) {}, t.options().device(c10::kCPU));
-  }
-  return at::from_blob(
-      t.data_ptr(), t.sizes(), t.strides(), [keep = t](void*) {}, t.options().device(c10::kCPU));
-}
-
-// Collectives that move whole tensors or reduce element-wise; the others split or concatenate
-// along dim 0, which means something else in an internal format's physical order.
-bool layoutAgnostic(c10d::OpType type) {
-  switch (type) {
-    case c10d::OpType::BROADCAST:
-    case c10d::OpType::ALLREDUCE:
-    case c10d::OpType::ALLREDUCE_COALESCED:
-    case c10d::OpType::REDUCE:
-    case c10d::OpType::ALLGATHER:
-    case c10d::OpType::GATHER:
-    case c10d::OpType::SCATTER:
-    case c10d::OpType::REDUCE_SCATTER:
-    case c10d::OpType::SEND:
-    case c10d::OpType::RECV:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Internal-format tensors take part only whole (no storage offset, as torch_npu requires), in a
-// layout-agnostic collective, and with every other tensor of the call in the same format.
-void checkFormats(c10d::OpType type, const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& outputs,
-                  const std::string& op) {
-  std::vector<at::Tensor> all(inputs);
-  all.insert(all.end(), outputs.begin(), outputs.end());
-  if (all.empty() || std::none_of(all.begin(), all.end(), [](const at::Tensor& t) { return internalDesc(t); })) {
-    return;
-  }
-  const std::string fix = ". Call torch_npu.npu_format_cast(t, 2) on the whole tensor and communicate the ND result\n";
-  for (const at::Tensor& t : all) {
-    const NpuStorageDesc* desc = internalDesc(t);
-    if (desc == nullptr) continue;
-    TORCH_CHECK(t.storage_offset() == 0 && isFormattedView(t, *desc), "hccl ", op,
-                ": a tensor stored in internal format ", static_cast<int64_t>(desc->npuFormat),
-                " with storage offset ", t.storage_offset(), " (a view of part of its storage) cannot be "
-                "communicated", fix, errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
-    TORCH_CHECK(layoutAgnostic(type), "hccl ", op, " splits or concatenates along dim 0, which tensors stored in "
-                "internal format ", static_cast<int64_t>(desc->npuFormat), " do not keep in order", fix,
-                errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
-  }
-  const AclFormat format = npuFormatOf(all.front());
-  for (const at::Tensor& t : all) {
-    bool sameSizes = type == c10d::OpType::ALLREDUCE_COALESCED || t.sizes() == all.front().sizes();
-    TORCH_CHECK(npuFormatOf(t) == format && sameSizes, "hccl ", op,
-                ": a collective on tensors stored in internal formats needs one format and one shape, got formats ",
-                static_cast<int64_t>(format), " and ", static_cast<int64_t>(npuFormatOf(t)), fix,
-                errCode(SubModule::DIST, ErrCode::NOT_SUPPORT));
-  }
-}
-
 // The dense CPU tensor the transport works on: the view itself when contiguous,
 // otherwise a contiguous copy written back to the view after the operation.
 struct HostBuffer {
@@ -90,7 +27,7 @@ struct HostBuffer {
   at::Tensor dense;
 
   explicit HostBuffer(const at::Tensor& npuTensor)
-      : view(cpuView(npuTensor)), dense(view.is_contiguous() ? view : view.contiguous()) {}
+      : view(hostView(npuTensor)), dense(view.is_contiguous() ? view : view.contiguous()) {}
   void writeBack() {
     if (!dense.is_same(view)) view.copy_(dense);
   }
@@ -130,32 +67,15 @@ void waitAndDestroy(aclrtEvent event) {
               aclGetRecentErrMsg(), "\n", errCode(SubModule::DIST, ErrCode::ACL));
 }
 
-// The collective's name in torch_npu's profiles (CANN's HCCL op types).
-const char* hcomName(c10d::OpType type) {
-  switch (type) {
-    case c10d::OpType::BROADCAST: return "hcom_broadcast_";
-    case c10d::OpType::ALLREDUCE:
-    case c10d::OpType::ALLREDUCE_COALESCED: return "hcom_allReduce_";
-    case c10d::OpType::REDUCE: return "hcom_reduce_";
-    case c10d::OpType::ALLGATHER:
-    case c10d::OpType::_ALLGATHER_BASE: return "hcom_allGather_";
-    case c10d::OpType::GATHER: return "hcom_gather_";
-    case c10d::OpType::SCATTER: return "hcom_scatter_";
-    case c10d::OpType::REDUCE_SCATTER:
-    case c10d::OpType::_REDUCE_SCATTER_BASE: return "hcom_reduceScatter_";
-    case c10d::OpType::ALLTOALL_BASE: return "hcom_alltoallv_";
-    case c10d::OpType::ALLTOALL: return "hcom_alltoall_";
-    case c10d::OpType::SEND: return "hcom_send_";
-    case c10d::OpType::RECV: return "hcom_receive_";
-    case c10d::OpType::BARRIER: return "hcom_barrier_";
-    default: return "hcom_collective_";
-  }
-}
-
-uint64_t totalBytes(const std::vector<at::Tensor>& tensors) {
-  uint64_t bytes = 0;
-  for (const auto& t : tensors) bytes += t.nbytes();
-  return bytes;
+// Gloo has no PREMUL_SUM: `tensors` (the host buffers the transport reduces in place) are
+// multiplied by the factor first, and the transport sums them.
+template <typename Options>
+Options premulApplied(Options opts, std::vector<at::Tensor>& tensors) {
+  if (opts.reduceOp != c10d::ReduceOp::PREMUL_SUM) return opts;
+  const double factor = premulFactor(opts.reduceOp);
+  for (at::Tensor& t : tensors) t.mul_(factor);
+  opts.reduceOp = c10d::ReduceOp(c10d::ReduceOp::SUM);
+  return opts;
 }
 
 std::vector<at::Tensor> denseOf(std::vector<HostBuffer>& buffers) {
@@ -222,7 +142,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, co
   const std::string op = c10d::opTypeToString(opType);
   checkTensors(inputs, op.c_str());
   checkTensors(outputs, op.c_str());
-  checkFormats(opType, inputs, outputs, op);
+  checkFormats("hccl", opType, inputs, outputs, op);
   TORCH_CHECK(starter_, "hccl ", op, ": the process group was shut down\n",
               errCode(SubModule::DIST, ErrCode::UNAVAIL));
   auto work = c10::make_intrusive<CollectiveWork>("HCCL", rank_, opType, outputs, c10::Device(c10::DeviceType::PrivateUse1, device_),
@@ -231,9 +151,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, co
   // A device record on the current stream's lane, linked to the host op queuing it (null while
   // the profiler is off): from the transport's start to the end of the wait for it.
   npurtProfiledTask* profiled =
-      npurtProfilerBeginTask(NPURT_TASK_COLLECTIVE, hcom != nullptr ? hcom : hcomName(opType),
+      npurtProfilerBeginTask(NPURT_TASK_COLLECTIVE, hcom != nullptr ? hcom : collectiveRecordName(opType),
                              nativeStream(getCurrentStream(device_)), totalBytes(inputs.empty() ? outputs : inputs), -1);
-  starter_->post([this, work, ready, profiled, inputs, outputs, call = std::move(call), op] {
+  starter_->post([this, work, ready, profiled, inputs, outputs, call = std::move(call), op, opType] {
     std::vector<HostBuffer> in, out;
     c10::intrusive_ptr<c10d::Work> started;
     try {
@@ -251,9 +171,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::enqueue(c10d::OpType opType, co
       return;
     }
     // The buffers ride along until the transport is done with them: they keep the npu tensors alive.
-    waiter_->post([this, work, started, profiled, in = std::move(in), out = std::move(out), op]() mutable {
+    waiter_->post([this, work, started, profiled, in = std::move(in), out = std::move(out), op, opType]() mutable {
       try {
         started->wait();
+        if (opType == c10d::OpType::RECVANYSOURCE) work->setSourceRank(started->sourceRank());
         for (auto& b : out) b.writeBack();
         npurtProfilerTaskEnded(profiled, ACL_SUCCESS);
         work->complete(nullptr);
@@ -280,14 +201,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::broadcast(std::vector<at::Tenso
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allreduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::AllreduceOptions& opts) {
-  return enqueue(c10d::OpType::ALLREDUCE, {}, tensors,
-                 [opts](c10d::Backend& t, auto&, auto& out) { return t.allreduce(out, opts); });
+  return enqueue(c10d::OpType::ALLREDUCE, {}, tensors, [opts](c10d::Backend& t, auto&, auto& out) {
+    return t.allreduce(out, premulApplied(opts, out));
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                                                      const c10d::AllreduceCoalescedOptions& opts) {
-  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, {}, tensors,
-                 [opts](c10d::Backend& t, auto&, auto& out) { return t.allreduce_coalesced(out, opts); });
+  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, {}, tensors, [opts](c10d::Backend& t, auto&, auto& out) {
+    return t.allreduce_coalesced(out, premulApplied(opts, out));
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce(std::vector<at::Tensor>& tensors,
@@ -363,7 +286,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter(std::vector<at::
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                                       const c10d::ReduceScatterOptions& opts) {
   return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {input}, {output},
-                 [opts](c10d::Backend& t, auto& in, auto& out) { return t._reduce_scatter_base(out[0], in[0], opts); });
+                 [opts](c10d::Backend& t, auto& in, auto& out) {
+                   if (opts.reduceOp != c10d::ReduceOp::PREMUL_SUM) return t._reduce_scatter_base(out[0], in[0], opts);
+                   std::vector<at::Tensor> scaled{in[0].clone()};  // the input stays as the caller wrote it
+                   return t._reduce_scatter_base(out[0], scaled[0], premulApplied(opts, scaled));
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter_tensor_coalesced(
@@ -399,6 +326,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::send(std::vector<at::Tensor>& t
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
   return enqueue(c10d::OpType::RECV, {}, tensors,
                  [srcRank, tag](c10d::Backend& t, auto&, auto& out) { return t.recv(out, srcRank, tag); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  return enqueue(c10d::OpType::RECVANYSOURCE, {}, tensors,
+                 [tag](c10d::Backend& t, auto&, auto& out) { return t.recvAnysource(out, tag); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::barrier(const c10d::BarrierOptions& opts) {
