@@ -47,6 +47,12 @@ UNSTATED_WRITES = {
     "aten::native_batch_norm": ("aten::_native_batch_norm_legit",
                                 lambda args: args[5] is True and args[3] is not None and args[4] is not None),
 }
+# Optional tensor arguments an op ignores in some calls, by position: the plan drops them when empty
+# (torch-mlir cannot import a zero-size tensor). Eval-mode batch norm returns (0,) save_mean /
+# save_invstd, which its backward receives and, with train=False, does not read.
+IGNORED_WHEN = {
+    "aten::native_batch_norm_backward": lambda args: (5, 6) if args[7] is False else (),
+}
 # A factory's arguments its out= form does not have (the out tensor gives them).
 TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
 # Ops that ignore the 1-d empty tensors of their tensor list (torch's cat_should_skip_tensor).
@@ -249,6 +255,10 @@ def _route(writes: Writes, results: list, args: list) -> tuple[list, list]:
 
 def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
     """A plan for `op_name` ("aten::add_.Tensor") called with args described by the dispatcher."""
+    ignored = IGNORED_WHEN.get(op_name)
+    if ignored is not None:
+        args = [None if i in ignored(args) and isinstance(d, tuple) and d[0] == "T" and 0 in d[2] else d
+                for i, d in enumerate(args)]
     writes = functional_of(_stated(op_name, args))
     op = writes.op
     schema_args = [a for a in op._schema.arguments]
