@@ -8,6 +8,10 @@ microseconds per op:
 and, for scale, torch on the CPU. The plug-in's own cost is cpu+npu minus cpu. Each
 figure is the best of several interleaved rounds (the machine is shared).
 
+Then what the off path costs against a build with no profiler hooks at all: the extension
+relinked against a runtime built with -DNPURT_PROFILER_HOOKS=OFF (no per-task check; the
+other object files are this build's), both run as fresh processes in turn, the same loop.
+
 Then the modeled 910B time (torch_npu/profiler/modeled_time.py) of a large fp16 matmul and
 a bandwidth-bound fp32 add against the time the 910B's published peaks give (fp16 cube
 ~313 TFLOPS, HBM2e ~1.6 TB/s; the model itself uses the HBM figure, so the add's ratio
@@ -16,8 +20,13 @@ checks only that its per-core pipes do not bind first).
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -61,6 +70,71 @@ def main() -> None:
           f"(plug-in and records: +{best['cpu+npu'] - best['cpu']:.2f} us/op)")
 
 
+ROOT = Path(__file__).resolve().parents[1]
+VARIANT_DIR = ROOT / "build" / "bench-no-profiler-hooks"
+EXTENSION = "_C.cpython-311-x86_64-linux-gnu.so"
+# Runs the off loop in a fresh process, on this build's extension or on the one at argv[1].
+OFF_LOOP = f"""
+import importlib.util, sys, time, warnings
+import torch
+if sys.argv[1]:
+    spec = importlib.util.spec_from_file_location("torch_npu._C", sys.argv[1])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["torch_npu._C"] = module
+    spec.loader.exec_module(module)
+import torch_npu
+warnings.filterwarnings("ignore")
+assert bool(sys.argv[1]) == (torch_npu._C.__file__ == sys.argv[1])
+x, y = torch.randn(1).npu(), torch.randn(1).npu()
+(x + y).cpu()
+best = float("inf")
+for _ in range({ROUNDS}):
+    start = time.perf_counter()
+    for _ in range({CALLS}):
+        x + y
+    torch.npu.synchronize()
+    best = min(best, (time.perf_counter() - start) / {CALLS} * 1e6)
+print(best)
+"""
+
+
+def build_without_hooks() -> Path:
+    """This build's extension relinked against a runtime without profiler hooks."""
+    runtime = VARIANT_DIR / "runtime"
+    subprocess.run(["cmake", "-S", str(ROOT / "runtime"), "-B", str(runtime), "-G", "Ninja",
+                    "-DCMAKE_BUILD_TYPE=Release", "-DNPURT_PROFILER_HOOKS=OFF"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(runtime)], check=True, capture_output=True)
+    ext_build = ROOT / "build" / "cp311-cp311-linux_x86_64"
+    out = VARIANT_DIR / EXTENSION
+    # The link line of this build, with the other runtime and output; under the build lock so
+    # no concurrent `make build` rewrites an object file meanwhile.
+    link = subprocess.run(["ninja", "-C", str(ext_build), "-t", "commands", EXTENSION], check=True,
+                          capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    args = [a for a in shlex.split(link) if a not in (":", "&&")]
+    args = [str(runtime / "libnpurt.a") if a == "runtime/libnpurt.a" else str(out) if a == EXTENSION else a
+            for a in args]
+    subprocess.run(["flock", str(ROOT / "build.lock")] + args, cwd=ext_build, check=True, capture_output=True)
+    return out
+
+
+def off_vs_no_hooks() -> None:
+    try:
+        variant = build_without_hooks()
+    except (subprocess.CalledProcessError, OSError) as e:
+        print(f"profiler off vs no hooks: could not build the variant ({e})")
+        return
+    hooks, none = float("inf"), float("inf")
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    for _ in range(3):
+        for name in ("hooks", "none"):
+            arg = "" if name == "hooks" else str(variant)
+            us = float(subprocess.run([sys.executable, "-c", OFF_LOOP, arg], check=True, capture_output=True,
+                                      text=True, env=env).stdout.split()[-1])
+            hooks, none = (min(hooks, us), none) if name == "hooks" else (hooks, min(none, us))
+    print(f"profiler off vs a build without hooks, x + y us/op: off {hooks:.2f}, no hooks {none:.2f} "
+          f"({hooks / none:.3f}x, {hooks - none:+.2f} us)")
+
+
 def modeled_vs_published() -> None:
     from torch_npu.profiler.modeled_time import model_kernel
 
@@ -79,4 +153,5 @@ def modeled_vs_published() -> None:
 
 if __name__ == "__main__":
     main()
+    off_vs_no_hooks()
     modeled_vs_published()

@@ -21,8 +21,13 @@ struct TaskInfo {
 
 extern std::atomic<bool> profilingOn;
 
-// The hit path's only profiling cost while off.
+// The hit path's only profiling cost while off. A runtime built with
+// -DNPURT_PROFILER_HOOKS=OFF has none (bench/bench_profiler.py measures the difference).
+#ifdef NPURT_NO_PROFILER_HOOKS
+inline constexpr bool profiling() { return false; }
+#else
 inline bool profiling() { return profilingOn.load(std::memory_order_relaxed); }
+#endif
 
 // Captures the queuing thread's correlation id, pid/tid and the enqueue time now; the
 // returned task stamps start and end around `task` on the worker and stores the record.
