@@ -101,7 +101,7 @@ def _compiler_fingerprint() -> str:
     """Hash of the code that generates kernels, so a changed compiler never loads a stale .so."""
     if not hasattr(_compiler_fingerprint, "value"):
         here = Path(__file__).resolve().parent
-        sources = sorted(here.glob("sim*.py")) + [here.parent.parent / "passes" / "approximate_math.py"]
+        sources = sorted(here.glob("*.py")) + [here.parent.parent / "passes" / "approximate_math.py"]
         digest = hashlib.sha256()
         for source in sources:
             digest.update(source.read_bytes())
