@@ -1,4 +1,5 @@
-"""torch_npu.npu_fusion_attention and its gradient: fused attention, one compiled kernel each way."""
+"""torch_npu.npu_fusion_attention and its gradient: flash attention (blocked online softmax, O(S) memory);
+with pse, dropout or a pre/next_tockens band, one fused compiled kernel each way."""
 
 from __future__ import annotations
 
@@ -31,7 +32,11 @@ def npu_fusion_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Te
     softmax_max / softmax_sum are float32 [B, N, S1, 8]; softmax_out is empty; numels = B*N*S1*S2.
     pre_tockens / next_tockens (sparse_mode 0, as torch_npu): with an atten_mask, key j is also masked
     for query i when j - i > next_tockens or i - j > pre_tockens; without one they are ignored.
-    Not supported (ERR01007): padding_mask, sparse_mode != 0, prefix / actual_seq_*, input_layout TND.
+    sparse_mode 2 / 3: causal, the diagonal aligned top-left / bottom-right (atten_mask, torch_npu's
+    compressed triangle, is not read). Without pse and dropout the flash kernels run: blocks of 512
+    query and key rows, causal blocks skipped, memory O(S) (no S1 x S2 matrix).
+    Not supported (ERR01007): padding_mask, sparse_mode other than 0, 2, 3, prefix / actual_seq_*,
+    input_layout TND, pse or dropout with sparse_mode 2 / 3.
     inner_precise (0 or 1), gen_mask_parallel and sync are accepted and ignored (float32 compute). Differentiable w.r.t. query, key, value and pse (backward: npu_fusion_attention_grad).
     Returns at once (the kernel is queued on the current stream).
     """
@@ -55,8 +60,9 @@ def npu_fusion_attention_grad(query: torch.Tensor, key: torch.Tensor, value: tor
     """Return ``(dq, dk, dv, dpse)`` of npu_fusion_attention for the output gradient ``dy``.
 
     Pass the forward's arguments and its softmax_max, softmax_sum (required: the probabilities are
-    recomputed from them) and, with keep_prob < 1, its seed, offset and numels. softmax_in and
-    attention_in are accepted and not needed. dpse is empty when pse is None. Returns at once.
+    recomputed from them) and, with keep_prob < 1, its seed, offset and numels. attention_in (the
+    forward's attention_out) saves the flash backward a recompute of the forward; softmax_in is
+    accepted and not needed. dpse is empty when pse is None. Returns at once.
     """
     return torch.ops.npu.npu_fusion_attention_grad(
         query, key, value, dy, head_num, input_layout, pse=pse, padding_mask=padding_mask, atten_mask=atten_mask,
@@ -97,21 +103,22 @@ _ARGS = ("query", "key", "value", "head_num", "input_layout", "pse", "padding_ma
 
 def _setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
     args = dict(zip(_ARGS, inputs))
-    _, softmax_max, softmax_sum, _, seed, offset, numels = output
+    attention_out, softmax_max, softmax_sum, _, seed, offset, numels = output
+    # attention_out spares the flash backward a recompute of the forward (rowsum(dO * O) per row).
     ctx.save_for_backward(args["query"], args["key"], args["value"], args["pse"], args["atten_mask"], softmax_max,
-                          softmax_sum)
+                          softmax_sum, attention_out)
     ctx.options = {name: args[name] for name in _ARGS[3:] if name not in ("pse", "atten_mask", "scale")}
     ctx.options.update(scale_value=args["scale"], seed=seed, offset=offset, numels=numels)
     ctx.pse_given = args["pse"] is not None
 
 
 def _backward(ctx: Any, grad_out: torch.Tensor, *unused: Any) -> tuple:
-    query, key, value, pse, atten_mask, softmax_max, softmax_sum = ctx.saved_tensors
+    query, key, value, pse, atten_mask, softmax_max, softmax_sum, attention_out = ctx.saved_tensors
     options = dict(ctx.options)
     head_num, input_layout = options.pop("head_num"), options.pop("input_layout")
     dq, dk, dv, dpse = npu_fusion_attention_grad(query, key, value, grad_out.contiguous(), head_num, input_layout,
                                                  pse=pse, atten_mask=atten_mask, softmax_max=softmax_max,
-                                                 softmax_sum=softmax_sum, **options)
+                                                 softmax_sum=softmax_sum, attention_in=attention_out, **options)
     return (dq, dk, dv, None, None, dpse if ctx.pse_given else None) + (None,) * (len(_ARGS) - 6)
 
 

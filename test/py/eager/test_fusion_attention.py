@@ -103,9 +103,10 @@ def test_layout_forward_and_gradients(layout, eager_stats):
     torch.testing.assert_close(softmax_sum.cpu(), torch.exp(scores - row_max).sum(-1, keepdim=True).expand(B, N, S1, 8))
     assert softmax_out.numel() == 0 and (seed, offset, numels) == (0, 0, B * N * S1 * S2)
 
-    stats = eager_stats()
-    assert stats["npu::_npu_fusion_attention_forward"]["compiled"] == 1
-    assert stats["npu::_npu_fusion_attention_backward"]["compiled"] == 1
+    stats = eager_stats()  # no pse, no dropout: the flash kernels, one block pair here
+    assert stats["npu::_npu_flash_attention_forward_step"]["compiled"] == 1
+    assert stats["npu::_npu_flash_attention_backward_step"]["compiled"] == 1
+    assert "npu::_npu_fusion_attention_forward" not in stats
     assert_no_fallback()
 
 
@@ -148,6 +149,22 @@ def test_tockens_band_narrows_the_mask():
     torch.testing.assert_close(causal.cpu(), want, atol=1e-5, rtol=1e-5)
     ignored = torch_npu.npu_fusion_attention(qn, kn, vn, N, "BNSD", scale=SCALE, next_tockens=0)[0]
     torch.testing.assert_close(ignored.cpu(), reference(q, k, v, "BNSD"), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sparse_mode", [2, 3])
+def test_causal_sparse_modes(sparse_mode, eager_stats):
+    # 2: the diagonal from the top-left corner (SDPA's is_causal); 3: from the bottom-right, i.e.
+    # query i sees keys j <= i + S2 - S1. torch_npu's compressed triangle mask is not read.
+    q, k, v, dy = inputs("BSND", kv_heads=1)
+    shift = 0 if sparse_mode == 2 else S2 - S1
+    mask = torch.ones(S1, S2, dtype=torch.bool).triu(1 + shift)
+    result, grads = run_npu(q, k, v, dy, "BSND", sparse_mode=sparse_mode,
+                            atten_mask=torch.ones(2048, 2048, dtype=torch.bool).triu(1).npu())
+    want_out, want_grads = run_cpu(q, k, v, dy, "BSND", mask=mask)
+    torch.testing.assert_close(result[0].cpu(), want_out, atol=1e-5, rtol=1e-5)
+    assert_close_all(grads, want_grads, 1e-5, 1e-5)
+    assert eager_stats()["npu::_npu_flash_attention_forward_step"]["compiled"] >= 1
+    assert_no_fallback()
 
 
 def test_grouped_query_attention(eager_stats):
@@ -225,7 +242,8 @@ def test_direct_grad_call_matches_autograd():
 @pytest.mark.parametrize("kwargs, code", [
     ({"input_layout": "TND"}, "ERR01007"),
     ({"input_layout": "BHS"}, "ERR01001"),
-    ({"sparse_mode": 2}, "ERR01007"),
+    ({"sparse_mode": 4}, "ERR01007"),
+    ({"sparse_mode": 2, "keep_prob": 0.5}, "ERR01007"),
     ({"prefix": [4]}, "ERR01007"),
     ({"actual_seq_qlen": [8, 16]}, "ERR01007"),
     ({"inner_precise": 2}, "ERR01007"),

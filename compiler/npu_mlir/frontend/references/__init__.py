@@ -51,6 +51,7 @@ REFERENCE_MODULES = (
     "rms_norm",
     "rotary_mul",
     "fusion_attention",
+    "flash_attention",
     "philox",
     "formats",
     "amp_scaling",

@@ -1,5 +1,7 @@
 // npu_fusion_attention and npu_fusion_attention_grad with torch_npu's schemas: arguments checked at
-// the boundary, dropout draws made from the npu generator, then one compiled kernel per call
+// the boundary, then the flash kernels (FlashAttention.h: blocked online softmax, O(S) memory) for
+// every call without pse or dropout, causal (sparse_mode 2 / 3) or masked; calls with pse, dropout
+// or a pre/next_tockens band run one fused kernel each way, which holds the S1 x S2 scores
 // (_npu_fusion_attention_forward / _backward; references in compiler/npu_mlir/frontend/references/fusion_attention.py).
 #include <ATen/core/Generator.h>
 #include <ATen/ops/empty.h>
@@ -14,6 +16,7 @@
 #include <string>
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
+#include "torch_npu/csrc/aten/FlashAttention.h"
 #include "torch_npu/csrc/core/NpuGenerator.h"
 #include "torch_npu/csrc/eager/OpCommand.h"
 
@@ -22,6 +25,9 @@ namespace {
 
 constexpr int64_t kNoBand = std::numeric_limits<int32_t>::max();
 constexpr int64_t kStatColumns = 8;  // softmax_max / softmax_sum are [B, N, S1, 8]
+// torch_npu's causal sparse modes: the band's diagonal aligned top-left / bottom-right (atten_mask,
+// the compressed 2048 x 2048 triangle torch_npu asks for, carries nothing more and is not read).
+constexpr int64_t kLeftUpCausal = 2, kRightDownCausal = 3;
 
 using Dims = std::array<int64_t, 4>;  // B, N, S, D of one input
 
@@ -93,7 +99,8 @@ void checkOptions(const char* op, const Geometry& g, const at::Tensor& query, co
                   const at::OptionalIntArrayRef& prefix, const at::OptionalIntArrayRef& seqQ,
                   const at::OptionalIntArrayRef& seqKv, int64_t sparseMode) {
   notSupported(op, paddingMask.has_value() && paddingMask->defined(), "padding_mask (also unsupported in torch_npu)");
-  notSupported(op, sparseMode != 0, "sparse_mode " + std::to_string(sparseMode) + " (only 0; pass an atten_mask)");
+  notSupported(op, sparseMode != 0 && sparseMode != kLeftUpCausal && sparseMode != kRightDownCausal,
+               "sparse_mode " + std::to_string(sparseMode) + " (0 with an atten_mask, 2 or 3 for causal)");
   notSupported(op, prefix.has_value() || seqQ.has_value() || seqKv.has_value(),
                "prefix / actual_seq_qlen / actual_seq_kvlen (variable-length sequences)");
   notSupported(op, innerPrecise != 0 && innerPrecise != 1,
@@ -111,7 +118,8 @@ void checkOptions(const char* op, const Geometry& g, const at::Tensor& query, co
                 "; move it with .to(query.device)\n", opsErr(ErrCode::PARAM));
     TORCH_CHECK(m.scalar_type() == at::kBool || m.scalar_type() == at::kByte, op, ": atten_mask has dtype ",
                 m.scalar_type(), "; expected bool or uint8 (True / 1 = masked out)\n", opsErr(ErrCode::TYPE));
-    checkBroadcast(op, "atten_mask", m, g.scores(), true);
+    // sparse_mode 2 / 3 take torch_npu's compressed [2048, 2048] triangle, whatever S1 and S2 are.
+    if (sparseMode == 0) checkBroadcast(op, "atten_mask", m, g.scores(), true);
   }
 }
 
@@ -169,6 +177,44 @@ Dropout drawDropout(const Geometry& g, const at::Tensor& query, double keepProb)
   return d;
 }
 
+// [B, N, S, D] view of an input in `layout` (heads of size headDim), and back (contiguous).
+at::Tensor toBnsd(const at::Tensor& x, const std::string& layout, int64_t headDim) {
+  if (layout == "BSH") return x.view({x.size(0), x.size(1), -1, headDim}).transpose(1, 2);
+  if (layout == "SBH") return x.view({x.size(0), x.size(1), -1, headDim}).permute({1, 2, 0, 3});
+  if (layout == "BSND") return x.transpose(1, 2);
+  return x;
+}
+
+at::Tensor fromBnsd(const at::Tensor& x, const std::string& layout) {
+  int64_t b = x.size(0), n = x.size(1), s = x.size(2), d = x.size(3);
+  if (layout == "BSH") return x.transpose(1, 2).contiguous().view({b, s, n * d});
+  if (layout == "SBH") return x.permute({2, 0, 1, 3}).contiguous().view({s, b, n * d});
+  if (layout == "BSND") return x.transpose(1, 2).contiguous();
+  return x.contiguous();
+}
+
+// Whether a call runs on the flash kernels: no pse, no dropout, no band narrowing the mask.
+bool flashCall(const std::optional<at::Tensor>& pse, double keepProb, const Band& band) {
+  return !(pse.has_value() && pse->defined()) && keepProb >= 1.0 && band.pre == kNoBand && band.next == kNoBand;
+}
+
+flash::FlashProblem flashProblem(const Geometry& g, const at::Tensor& query, const at::Tensor& key,
+                                 const at::Tensor& value, const std::string& layout,
+                                 const std::optional<at::Tensor>& attenMask, int64_t sparseMode, double scale) {
+  flash::FlashProblem p{toBnsd(query, layout, g.q[3]), toBnsd(key, layout, g.q[3]), toBnsd(value, layout, g.q[3])};
+  if (sparseMode == kLeftUpCausal) {
+    p.causalShift = 0;
+  } else if (sparseMode == kRightDownCausal) {
+    p.causalShift = g.k[2] - g.q[2];
+  } else if (attenMask.has_value() && attenMask->defined()) {
+    at::Tensor m = *kernelMask(attenMask);
+    if (m.scalar_type() != at::kBool) m = m.ne(0);
+    p.mask = m.dim() == 2 ? m.unsqueeze(0).unsqueeze(0) : m;
+  }
+  p.scale = scale;
+  return p;
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t, int64_t, int64_t> npuFusionAttention(
     const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, int64_t headNum,
     c10::string_view inputLayout, const std::optional<at::Tensor>& pse, const std::optional<at::Tensor>& paddingMask,
@@ -180,8 +226,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t, int64_t, int
   Geometry g = checkInputs(op, query, key, value, headNum, layout);
   checkOptions(op, g, query, pse, paddingMask, attenMask, keepProb, preTokens, nextTokens, innerPrecise, prefix, seqQ,
                seqKv, sparseMode);
-  Dropout drop = drawDropout(g, query, keepProb);
   Band band = kernelBand(g, attenMask, preTokens, nextTokens);
+  if (sparseMode != 0) {
+    notSupported(op, !flashCall(pse, keepProb, {}), "pse or dropout with a causal sparse_mode");
+    band = {};
+  }
+  if (flashCall(pse, keepProb, band)) {
+    flash::FlashForward f = flash::forward(flashProblem(g, query, key, value, layout, attenMask, sparseMode, scale));
+    return {fromBnsd(f.out, layout), f.softmaxMax, f.softmaxSum, at::empty({0}, query.options()), 0, 0, g.numels()};
+  }
+  Dropout drop = drawDropout(g, query, keepProb);
   std::vector<at::Tensor> r = eager::OpCommand()
                                   .Name("npu::_npu_fusion_attention_forward")
                                   .Input(query)
@@ -206,7 +260,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGra
     c10::string_view inputLayout, const std::optional<at::Tensor>& pse, const std::optional<at::Tensor>& paddingMask,
     const std::optional<at::Tensor>& attenMask, const std::optional<at::Tensor>& softmaxMax,
     const std::optional<at::Tensor>& softmaxSum, const std::optional<at::Tensor>& /*softmaxIn*/,
-    const std::optional<at::Tensor>& /*attentionIn*/, double scale, double keepProb, int64_t preTokens,
+    const std::optional<at::Tensor>& attentionIn, double scale, double keepProb, int64_t preTokens,
     int64_t nextTokens, int64_t innerPrecise, int64_t seed, int64_t offset, int64_t numels,
     at::OptionalIntArrayRef prefix, at::OptionalIntArrayRef seqQ, at::OptionalIntArrayRef seqKv, int64_t sparseMode,
     bool /*genMaskParallel*/, bool /*sync*/) {
@@ -228,6 +282,21 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGra
                 "; expected float32 as npu_fusion_attention returns it\n", opsErr(ErrCode::TYPE));
     checkSameShape(op, name, **t, "[B, N, S1, 8]", stat);
   }
+  Band band = kernelBand(g, attenMask, preTokens, nextTokens);
+  if (sparseMode != 0) {
+    notSupported(op, !flashCall(pse, keepProb, {}), "pse or dropout with a causal sparse_mode");
+    band = {};
+  }
+  if (flashCall(pse, keepProb, band)) {
+    flash::FlashProblem p = flashProblem(g, query, key, value, layout, attenMask, sparseMode, scale);
+    at::Tensor out;  // without attention_in the flash backward recomputes it
+    if (attentionIn.has_value() && attentionIn->defined()) {
+      checkSameShape(op, "attention_in", *attentionIn, "query", query.sizes());
+      out = toBnsd(*attentionIn, layout, g.q[3]);
+    }
+    flash::FlashGrads d = flash::backward(p, out, toBnsd(dy, layout, g.q[3]), *softmaxMax, *softmaxSum);
+    return {fromBnsd(d.dq, layout), fromBnsd(d.dk, layout), fromBnsd(d.dv, layout), at::empty({0}, query.options())};
+  }
   std::optional<at::Tensor> uniform;
   if (keepProb <= 0.0) {
     uniform = at::zeros(c10::IntArrayRef(s), query.options().dtype(at::kFloat));
@@ -237,7 +306,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGra
                 opsErr(ErrCode::VALUE));
     uniform = dropUniform(g, query, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
   }
-  Band band = kernelBand(g, attenMask, preTokens, nextTokens);
   std::vector<at::Tensor> r = eager::OpCommand()
                                   .Name("npu::_npu_fusion_attention_backward")
                                   .Input(query)

@@ -1,0 +1,100 @@
+"""F.scaled_dot_product_attention on npu tensors: the flash kernels (overrideable SDPA backend)
+against CPU SDPA, forward and gradients; and flash memory at S=2048 staying O(S)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_npu  # noqa: F401
+from conftest import assert_no_fallback
+
+FLASH_FORWARD = "npu::_npu_flash_attention_forward_step"
+FLASH_BACKWARD = "npu::_npu_flash_attention_backward_step"
+TOLERANCES = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 2e-2}
+
+
+def make(b, n, nkv, s1, s2, d, dtype=torch.float32, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(b, n, s1, d, generator=gen).to(dtype)
+    k, v = (torch.randn(b, nkv, s2, d, generator=gen).to(dtype) for _ in range(2))
+    return q, k, v, torch.randn(b, n, s1, d, generator=gen).to(dtype)
+
+
+def compare(q, k, v, dy, **kwargs):
+    """SDPA forward + backward on npu vs on the CPU in float32 from the same (rounded) inputs."""
+    mask = kwargs.pop("attn_mask", None)
+    cpu = [t.float().clone().requires_grad_() for t in (q, k, v)]
+    want = F.scaled_dot_product_attention(*cpu, attn_mask=mask, **kwargs)
+    want.backward(dy.float())
+    npu = [t.detach().npu().requires_grad_() for t in (q, k, v)]
+    got = F.scaled_dot_product_attention(*npu, attn_mask=None if mask is None else mask.npu(), **kwargs)
+    got.backward(dy.npu())
+    tol = TOLERANCES[q.dtype]
+    assert got.dtype == q.dtype and all(t.grad.dtype == q.dtype for t in npu)
+    torch.testing.assert_close(got.cpu().float(), want.detach(), atol=tol, rtol=tol)
+    for g, w in zip(npu, cpu):
+        torch.testing.assert_close(g.grad.cpu().float(), w.grad, atol=2 * tol, rtol=2 * tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_sdpa_forward_and_gradients_match_cpu(dtype, eager_stats):
+    compare(*make(2, 2, 2, 8, 16, 16, dtype))
+    stats = eager_stats()
+    assert stats[FLASH_FORWARD]["compiled"] >= 1 and stats[FLASH_BACKWARD]["compiled"] >= 1
+    assert_no_fallback()
+
+
+def test_sdpa_causal_grouped_query_attention(eager_stats):
+    compare(*make(1, 4, 2, 16, 16, 16), is_causal=True, enable_gqa=True, scale=0.3)
+    assert eager_stats()[FLASH_FORWARD]["compiled"] >= 1
+    assert_no_fallback()
+
+
+def test_sdpa_bool_and_float_masks():
+    q, k, v, dy = make(2, 2, 2, 8, 16, 16)
+    keep = torch.rand(2, 1, 8, 16, generator=torch.Generator().manual_seed(3)) > 0.3
+    keep[..., 0] = True  # no fully masked row (CPU SDPA gives nan there)
+    compare(q, k, v, dy, attn_mask=keep)
+    compare(q, k, v, dy, attn_mask=torch.randn(8, 16))  # additive, broadcast over batch and heads
+    assert_no_fallback()
+
+
+def test_sdpa_several_blocks_causal_top_left():
+    # 600 x 700: two query blocks and two key blocks of 512 rows, the last ones partial; the block
+    # pair above the diagonal is skipped, the diagonal ones carry the band.
+    compare(*make(1, 2, 1, 600, 700, 16), is_causal=True, enable_gqa=True)
+    assert_no_fallback()
+
+
+def test_sdpa_dropout_takes_the_math_path():
+    q, k, v, _ = make(1, 2, 2, 8, 8, 16)
+    torch.npu.reset_eager_stats()
+    out = F.scaled_dot_product_attention(q.npu(), k.npu(), v.npu(), dropout_p=0.5)
+    assert out.shape == q.shape
+    assert FLASH_FORWARD not in torch.npu.eager_stats()
+
+
+def test_long_sequence_memory_is_linear():
+    # S = 2048: one float32 S x S score matrix per head is 16 MiB here; the flash kernels hold one
+    # 512 x 512 block pair's scores at a time, and the backward no S x S either.
+    s, d = 2048, 16
+    q, k, v, dy = (t.npu() for t in make(1, 1, 1, s, s, d))
+    leaves = [t.requires_grad_() for t in (q, k, v)]
+    torch.npu.synchronize()
+    torch.npu.reset_peak_memory_stats()
+    base = torch.npu.memory_allocated()
+    out = F.scaled_dot_product_attention(*leaves)
+    out.backward(dy)
+    torch.npu.synchronize()
+    peak = torch.npu.max_memory_allocated() - base
+    score_matrix = s * s * 4
+    assert peak < score_matrix / 2, f"peak {peak} bytes, one S x S float32 matrix is {score_matrix}"
+    cpu = [t.detach().cpu().requires_grad_() for t in (q, k, v)]
+    want = F.scaled_dot_product_attention(*cpu)
+    want.backward(dy.cpu())
+    torch.testing.assert_close(out.detach().cpu(), want.detach(), atol=1e-5, rtol=1e-5)
+    for g, w in zip(leaves, cpu):
+        torch.testing.assert_close(g.grad.cpu(), w.grad, atol=1e-4, rtol=1e-4)
+    assert_no_fallback()
