@@ -134,3 +134,44 @@ def test_replays_draw_new_numbers_and_registered_generators_are_graph_safe():
     for xs, _ in draws:
         torch.testing.assert_close(torch.rand(256, device="npu", generator=check).cpu(), xs, rtol=0, atol=0)
     assert gen.get_offset() == check.get_offset()
+
+
+def test_graphsafe_get_and_set_state():
+    # torch.cuda's graph-safe states: graphsafe_get_state shares the state object, set_state switches onto one.
+    g = torch.Generator(device="npu")
+    g.manual_seed(5)
+    shared = g.graphsafe_get_state()
+    x = torch.rand(8, device="npu", generator=g)
+    assert shared.get_offset() == g.get_offset() == 8
+    fresh = torch.Generator(device="npu")
+    fresh.manual_seed(5)
+    g.graphsafe_set_state(fresh.graphsafe_get_state())
+    torch.testing.assert_close(torch.rand(8, device="npu", generator=g).cpu(), x.cpu(), rtol=0, atol=0)
+    assert fresh.get_offset() == 8 and shared.get_offset() == 8
+    g.graphsafe_set_state(shared)
+    assert g.get_offset() == 8
+    with pytest.raises(RuntimeError, match="ERR00002"):
+        g.graphsafe_set_state(torch.Generator())  # a CPU generator's state
+
+
+def test_graph_replays_the_state_it_was_captured_with():
+    g = torch.Generator(device="npu")
+    g.manual_seed(11)
+    captured = g.graphsafe_get_state()
+    graph = torch.npu.NPUGraph()
+    graph.register_generator_state(g)
+    stream = torch.npu.Stream()
+    stream.wait_stream(torch.npu.current_stream())
+    with torch.npu.stream(stream):
+        graph.capture_begin()
+        out = torch.rand(100, device="npu", generator=g)
+        graph.capture_end()
+    torch.npu.current_stream().wait_stream(stream)
+    other = torch.Generator(device="npu")
+    other.manual_seed(99)
+    g.graphsafe_set_state(other.graphsafe_get_state())
+    graph.replay()
+    assert other.get_offset() == 0 and captured.get_offset() == 100  # the replay took its 100 counters
+    control = torch.Generator(device="npu")
+    control.manual_seed(11)
+    torch.testing.assert_close(out.cpu(), torch.rand(100, device="npu", generator=control).cpu(), rtol=0, atol=0)

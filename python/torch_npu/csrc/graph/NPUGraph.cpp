@@ -87,11 +87,13 @@ void NPUGraph::captureBegin(c10::MempoolId_t pool, aclmdlRICaptureMode mode) {
   const at::Generator& fallback = getDefaultNpuGenerator(device);
   bool registered = false;
   for (const GeneratorUse& use : generators_) registered = registered || use.generator == fallback;
-  if (!registered) generators_.push_back(GeneratorUse{fallback});
+  if (!registered) {
+    generators_.push_back(GeneratorUse{fallback, at::Generator(fallback.get<NpuGeneratorImpl>()->graphsafe_get_state())});
+  }
   size_t begun = 0;
   try {
     for (; begun < generators_.size(); ++begun) {
-      beginGeneratorCapture(at::check_generator<NpuGeneratorImpl>(generators_[begun].generator), begun);
+      beginGeneratorCapture(generators_[begun].state.get<NpuGeneratorImpl>(), begun);
     }
   } catch (...) {
     generators_.resize(begun);  // those before the failing one are captured: undo them
@@ -117,22 +119,22 @@ void NPUGraph::captureBegin(c10::MempoolId_t pool, aclmdlRICaptureMode mode) {
 
 void NPUGraph::beginGeneratorCapture(NpuGeneratorImpl* gen, size_t index) {
   std::lock_guard<std::mutex> lock(gen->mutex_);
-  TORCH_CHECK(!gen->graphCapture, "An NPU generator can be registered with one capturing graph at a time: another "
+  TORCH_CHECK(!gen->graphCapture(), "An NPU generator can be registered with one capturing graph at a time: another "
               "NPUGraph is capturing with this generator\n", graphErr(ErrCode::NOT_SUPPORT));
   NpuGeneratorImpl::GraphCapture capture;
   capture.stream = captureStream_;
   capture.seedSlot = static_cast<uint32_t>(2 * index);
   capture.offsetSlot = static_cast<uint32_t>(2 * index + 1);
-  gen->graphCapture = capture;
+  gen->graphCapture() = capture;
 }
 
 void NPUGraph::finishGeneratorCaptures() {
   for (GeneratorUse& use : generators_) {
-    auto* gen = at::check_generator<NpuGeneratorImpl>(use.generator);
+    auto* gen = use.state.get<NpuGeneratorImpl>();
     std::lock_guard<std::mutex> lock(gen->mutex_);
-    if (gen->graphCapture && gen->graphCapture->stream == captureStream_) {
-      use.increment = gen->graphCapture->increment;
-      gen->graphCapture.reset();
+    if (gen->graphCapture() && gen->graphCapture()->stream == captureStream_) {
+      use.increment = gen->graphCapture()->increment;
+      gen->graphCapture().reset();
     }
   }
 }
@@ -176,7 +178,7 @@ void NPUGraph::replay() {
   for (size_t i = 0; i < generators_.size(); ++i) {
     GeneratorUse& use = generators_[i];
     if (use.increment == 0) continue;
-    auto* gen = at::check_generator<NpuGeneratorImpl>(use.generator);
+    auto* gen = use.state.get<NpuGeneratorImpl>();
     uint64_t seed = 0, offset = 0;
     {
       // Each replay takes the next `increment` counters, as the captured ops run eagerly would.
@@ -232,7 +234,9 @@ void NPUGraph::registerGeneratorState(const at::Generator& generator) {
   for (const GeneratorUse& use : generators_) {
     if (use.generator == generator) return;
   }
-  generators_.push_back(GeneratorUse{generator});
+  // The graph keeps the state the generator has now (torch.cuda's graph-safe states): a later
+  // graphsafe_set_state on the generator does not move what replays draw from.
+  generators_.push_back(GeneratorUse{generator, at::Generator(gen->graphsafe_get_state())});
   if (capturing_) beginGeneratorCapture(gen, generators_.size() - 1);
 }
 

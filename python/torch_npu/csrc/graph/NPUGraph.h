@@ -70,7 +70,8 @@ class NPUGraph final : public at::GraphImplInterface {
   aclrtStream captureStream_ = nullptr;
   c10::MempoolId_t mempoolId_{0, 0};
   struct GeneratorUse {
-    at::Generator generator;
+    at::Generator generator;  // as registered
+    at::Generator state;      // a generator sharing the state it had then (graphsafe_get_state)
     uint64_t increment = 0;  // Philox counters one replay takes
   };
   std::vector<GeneratorUse> generators_;
