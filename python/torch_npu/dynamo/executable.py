@@ -32,6 +32,15 @@ VIEW_OPS = {aten.view.default, aten._unsafe_view.default, aten.permute.default, 
 BLOCK_DIM_KEY = "block_dim"
 
 
+RESHAPED = {aten.view.default: aten.reshape.default, aten._unsafe_view.default: aten.reshape.default}
+
+
+def _replay_views(value: torch.Tensor, chain: list, substitutes: dict | None = None) -> torch.Tensor:
+    for target, rest, kwargs in chain:
+        value = (substitutes or {}).get(target, target)(value, *rest, **kwargs)
+    return value
+
+
 def _is_view(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and node.target in VIEW_OPS and \
         not any(isinstance(a, torch.fx.Node) for a in list(node.args[1:]) + list(node.kwargs.values()))
@@ -180,10 +189,15 @@ class GraphExecutable:
             if spec[0] == "none":
                 outs.append(None)
                 continue
-            value = args[spec[1]] if spec[0] == "input" else results[spec[1]]
-            for target, rest, kwargs in spec[2]:
-                value = target(value, *rest, **kwargs)
-            outs.append(value)
+            base = args[spec[1]] if spec[0] == "input" else results[spec[1]]
+            try:
+                outs.append(_replay_views(base, spec[2]))
+            except RuntimeError:
+                if spec[0] != "input":
+                    raise
+                # An input with other strides than traced (an eager piece's result): a view of it may
+                # need a copy, as reshape makes.
+                outs.append(_replay_views(base, spec[2], RESHAPED))
         return outs[0] if self.single else outs
 
 

@@ -22,12 +22,12 @@ def test_optimizer_step_compiles_with_aliased_updates(name):
     torch._dynamo.reset()
     reset_compile_stats()
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.Tanh(), torch.nn.Linear(8, 4)).npu()
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4)).npu()  # test_compile_rng's shapes
     reference = copy.deepcopy(model)
     opt, reference_opt = OPTIMIZERS[name](model.parameters()), OPTIMIZERS[name](reference.parameters())
     step = torch.compile(opt.step, backend="npu-mlir")
     for _ in range(3):
-        x = torch.randn(4, 16).npu()
+        x = torch.randn(8, 16).npu()
         for m, o, run in ((model, opt, step), (reference, reference_opt, reference_opt.step)):
             o.zero_grad()
             m(x).square().mean().backward()
