@@ -2,7 +2,7 @@
 
 The C++ dispatcher (csrc/eager) calls `compile_for_dispatch` under the GIL the first time it sees a
 key. A call an earlier process compiled is answered from the disk cache alone: no planning, no
-compile worker, no MLIR. Otherwise the compile workers are started (they boot while the call is
+compile worker, no MLIR. Otherwise a compile worker is started (it boots while the call is
 planned), the call is planned here (plan.py), built by a worker (workers.py) and stored with its plan.
 The answer is a dict the dispatcher turns into its cache record:
     so_path, symbol, block_dim, inputs [(arg, element)], params [(arg, is_float)],
@@ -35,7 +35,7 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
 
     Raises CompileRejected (the plan or the compiler refuses the call; kept on disk) or WorkerCrashed.
     """
-    pool().start()  # a real miss: the workers import the compiler while the call is planned
+    pool().start(1)  # a real miss: a worker imports the compiler while the call is planned
     from torch_npu.eager.plan import PlanError, plan_call  # plan_call imports torch._dynamo (~1.5 s)
 
     try:

@@ -1,8 +1,9 @@
 """The pool of compile workers: MLIR runs out of process, so its crashes cannot kill the user's.
 
-Workers (`python -m npu_mlir.tools.compile_worker` subprocesses, $TORCH_NPU_COMPILE_WORKERS, default 2)
-start in the background on the first compile and serve requests one at a time each, so misses from several
-threads compile in parallel. A worker that dies or exceeds $TORCH_NPU_COMPILE_TIMEOUT seconds
+Workers (`python -m npu_mlir.tools.compile_worker` subprocesses, at most $TORCH_NPU_COMPILE_WORKERS,
+default 2) start in the background on the first miss and serve requests one at a time each: one at first,
+another each time a request finds every worker busy, so misses from several threads compile in parallel
+while a lone first miss does not share the host's cores with a second worker's ~3 s boot. A worker that dies or exceeds $TORCH_NPU_COMPILE_TIMEOUT seconds
 (default 300) is killed and replaced; the request that did it raises WorkerCrashed.
 """
 
@@ -104,14 +105,18 @@ class CompilePool:
             self._all.append(worker)
         self._idle.put(worker)
 
-    def start(self) -> None:
+    def start(self, count: int | None = None) -> None:
+        """Have at least `count` workers (default: the pool's size) running or booting."""
         with self._lock:
-            missing = self._size - len(self._all)
+            missing = min(self._size, self._size if count is None else count) - len(self._all)
         for _ in range(missing):
             self._start()
 
     def compile(self, request: dict) -> dict:
-        self.start()
+        with self._lock:
+            if not self._all or (self._idle.empty() and len(self._all) < self._size):
+                self._all.append(Worker(self._env))
+                self._idle.put(self._all[-1])
         worker = self._idle.get()
         try:
             result = worker.call(request)
