@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, Iterable
 
 import torch
@@ -52,18 +51,19 @@ class _NpuFusedAdamBase(NpuFusedOptimizerBase):
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
                      states: PartStates) -> None:
+        # torch's fused Adam step over the combined buffers, written in place (one multi-tensor launch,
+        # no result copied back); the step count is a device scalar, as that kernel reads it.
         beta1, beta2 = group["betas"]
-        scalars = (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], 1 - beta1 ** step,
-                   math.sqrt(1 - beta2 ** step), self._decoupled_weight_decay)
-        names = self._live_state_names(group)
-        kernel = torch.ops.npu._npu_fused_adam_amsgrad if group["amsgrad"] else torch.ops.npu._npu_fused_adam
-        new_param, *new_states = kernel(param, grad, *(states[name] for name in names), *scalars)
-        param.copy_(new_param)
-        self._adopt_states(states, dict(zip(names, new_states)))
+        amsgrad = group["amsgrad"]
+        fused = torch._fused_adamw_ if self._decoupled_weight_decay else torch._fused_adam_
+        step_count = torch.full((1,), float(step), dtype=torch.float32, device=param.device)
+        fused([param], [grad], [states["exp_avg"]], [states["exp_avg_sq"]],
+              [states["max_exp_avg_sq"]] if amsgrad else [], [step_count], lr=group["lr"], beta1=beta1,
+              beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"], amsgrad=amsgrad, maximize=False)
 
 
 class NpuFusedAdam(_NpuFusedAdamBase):
-    r"""Adam with L2 weight decay, one kernel per combined buffer per step; the update of ``torch.optim.Adam``.
+    r"""Adam with L2 weight decay, one launch per combined buffer per step; the update of ``torch.optim.Adam``.
 
     Args:
         params (iterable): parameters to optimize, or dicts defining parameter groups.
@@ -80,7 +80,7 @@ class NpuFusedAdam(_NpuFusedAdamBase):
 
 
 class NpuFusedAdamW(_NpuFusedAdamBase):
-    r"""AdamW (decoupled weight decay), one kernel per combined buffer per step; the update of ``torch.optim.AdamW``.
+    r"""AdamW (decoupled weight decay), one launch per combined buffer per step; the update of ``torch.optim.AdamW``.
 
     Args:
         params (iterable): parameters to optimize, or dicts defining parameter groups.

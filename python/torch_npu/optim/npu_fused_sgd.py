@@ -58,15 +58,14 @@ class NpuFusedSGD(NpuFusedOptimizerBase):
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
                      states: PartStates) -> None:
-        if group["momentum"] == 0:
-            param.copy_(torch.ops.npu._npu_fused_sgd(param, grad, group["lr"], group["weight_decay"]))
-            return
-        buf = states["momentum_buffer"]
-        keep, coef = (1.0, 0.0) if self._momentum_fresh else (group["momentum"], 1.0 - group["dampening"])
-        new_param, new_buf = torch.ops.npu._npu_fused_sgd_momentum(
-            param, grad, buf, group["lr"], group["weight_decay"], keep, coef, group["momentum"], group["nesterov"])
-        param.copy_(new_param)
-        self._adopt_states(states, {"momentum_buffer": new_buf})
+        # torch's fused SGD step over the combined buffers, written in place (one multi-tensor launch, no
+        # result copied back). A fresh momentum buffer already holds this step's gradient, which is
+        # what torch's first step sets it to.
+        momentum = group["momentum"]
+        torch._fused_sgd_([param], [grad], [states["momentum_buffer"]] if momentum != 0 else [],
+                          weight_decay=group["weight_decay"], momentum=momentum, lr=group["lr"],
+                          dampening=group["dampening"], nesterov=group["nesterov"], maximize=False,
+                          is_first_step=self._momentum_fresh)
 
     def step(self, closure: Any = None) -> Any:
         loss = super().step(closure)

@@ -22,22 +22,22 @@ from torch_npu.optim import (
 )
 from torch_npu.utils import is_combined_tensor_valid
 
-# name: (fused class, torch.optim class, hyperparameters, the kernel each step runs per dtype buffer)
+# name: (fused class, torch.optim class, hyperparameters, the op each step launches once per dtype buffer)
 CONFIGS = {
-    "sgd": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.1), "_npu_fused_sgd"),
+    "sgd": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.1), "aten::_fused_sgd_"),
     "sgd_momentum": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01),
-                     "_npu_fused_sgd_momentum"),
+                     "aten::_fused_sgd_"),
     "sgd_nesterov": (NpuFusedSGD, torch.optim.SGD, dict(lr=0.05, momentum=0.9, nesterov=True),
-                     "_npu_fused_sgd_momentum"),
-    "adam": (NpuFusedAdam, torch.optim.Adam, dict(lr=0.01, weight_decay=0.01), "_npu_fused_adam"),
-    "adam_amsgrad": (NpuFusedAdam, torch.optim.Adam, dict(lr=0.01, amsgrad=True), "_npu_fused_adam_amsgrad"),
-    "adamw": (NpuFusedAdamW, torch.optim.AdamW, dict(lr=0.01), "_npu_fused_adam"),
+                     "aten::_fused_sgd_"),
+    "adam": (NpuFusedAdam, torch.optim.Adam, dict(lr=0.01, weight_decay=0.01), "aten::_fused_adam_"),
+    "adam_amsgrad": (NpuFusedAdam, torch.optim.Adam, dict(lr=0.01, amsgrad=True), "aten::_fused_adam_"),
+    "adamw": (NpuFusedAdamW, torch.optim.AdamW, dict(lr=0.01), "aten::_fused_adamw_"),
     "adamw_amsgrad": (NpuFusedAdamW, torch.optim.AdamW, dict(lr=0.01, weight_decay=0.1, amsgrad=True),
-                      "_npu_fused_adam_amsgrad"),
-    "adadelta": (NpuFusedAdadelta, torch.optim.Adadelta, dict(lr=1.0, weight_decay=0.01), "_npu_fused_adadelta"),
-    "rmsprop": (NpuFusedRMSprop, torch.optim.RMSprop, dict(lr=0.01), "_npu_fused_rmsprop"),
+                      "aten::_fused_adamw_"),
+    "adadelta": (NpuFusedAdadelta, torch.optim.Adadelta, dict(lr=1.0, weight_decay=0.01), "npu::_npu_fused_adadelta"),
+    "rmsprop": (NpuFusedRMSprop, torch.optim.RMSprop, dict(lr=0.01), "npu::_npu_fused_rmsprop"),
     "rmsprop_centered_momentum": (NpuFusedRMSprop, torch.optim.RMSprop,
-                                  dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.01), "_npu_fused_rmsprop"),
+                                  dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.01), "npu::_npu_fused_rmsprop"),
 }
 SHAPES = [(8, 6), (6,), (4, 8), (4,)]
 
@@ -80,8 +80,8 @@ def test_matches_torch_optim_float32_and_float16(no_fallback, name):
         # float16: torch.optim rounds every intermediate to float16, the fused kernel once per result.
         tol = 1e-3 if p.dtype == torch.float32 else 4e-3
         torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=tol, atol=tol)
-    # one kernel per dtype buffer per step, not one per parameter
-    assert no_fallback()[f"npu::{kernel}"]["compiled"] == 2 * 20
+    # one launch per dtype buffer per step, not one per parameter
+    assert no_fallback()[kernel]["compiled"] == 2 * 20
 
 
 @pytest.mark.parametrize("name", ["sgd_momentum", "adamw"])

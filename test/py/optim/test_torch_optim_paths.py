@@ -32,13 +32,27 @@ def _run(params, optimizer, steps: int = 8) -> None:
 def test_path_matches_cpu_for_loop(no_fallback, name, path):
     cls, kwargs = OPTIMIZERS[name]
     npu_params, cpu_params = _params("npu"), _params("cpu")
-    _run(npu_params, cls(npu_params, **{path: True}, **kwargs))
+    optimizer = cls(npu_params, **{path: True}, **kwargs)
+    _run(npu_params, optimizer, steps=7)
     _run(cpu_params, cls(cpu_params, foreach=False, **kwargs))
+    # The eighth step alone: every launch it makes is a multi-tensor one (one per op for the three
+    # parameters), none per tensor.
+    optimizer.zero_grad()
+    sum((p * p * 1.7).sum() for p in npu_params).backward()
+    assert not any(row["fallback"] for row in no_fallback().values())  # the counters restart here
+    torch.npu.reset_eager_stats()
+    optimizer.step()
+    launched = {op: row["compiled"] for op, row in no_fallback().items() if row["compiled"]}
+    assert launched and all(op.startswith(("aten::_foreach_", "aten::_fused_")) for op in launched), launched
+    # every launch's kernels were built by the ascend pipeline (none from linalg)
+    assert all(no_fallback()[op]["pipeline"] == n for op, n in launched.items()), no_fallback()
+    if path == "fused":  # the step itself, and (Adam) the step counts' increment
+        expected = {f"aten::_fused_{name.split('_')[0]}_": 1}
+        if "adam" in name:
+            expected["aten::_foreach_add_.Scalar"] = 1
+        assert launched == expected
     for p, r in zip(npu_params, cpu_params):
         torch.testing.assert_close(p.detach().cpu(), r.detach(), rtol=1e-5, atol=1e-6)
-    if path == "fused":
-        kernel = "_npu_fused_sgd_tensor_step" if "sgd" in name else "_npu_fused_adam_tensor_step"
-        assert no_fallback()[f"npu::{kernel}"]["compiled"] == 8 * len(npu_params)
 
 
 @pytest.mark.parametrize("name", ["adamw", "sgd_momentum"])

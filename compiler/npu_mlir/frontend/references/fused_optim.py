@@ -1,7 +1,10 @@
-"""References of the fused optimizer steps (torch_npu.optim): one kernel per combined buffer per step.
+"""References of the fused optimizer steps: one kernel per combined buffer per step (torch_npu.optim),
+and the per-tensor steps of torch's fused=True Adam / AdamW / SGD (also what torch_npu.optim's
+NpuFusedAdam, NpuFusedAdamW and NpuFusedSGD run over their combined buffers).
 
 Each takes a dtype's combined parameter, gradient and state buffers (flat, contiguous) and returns
-their updated values; the C++ kernels (csrc/aten/FusedOptimOps.cpp) write them back into the buffers.
+their updated values: torch_npu.optim copies the parameter back and re-seats the states on the
+results; csrc/aten/FusedOptimOps.cpp writes the per-tensor steps' results straight into the buffers.
 Hyperparameters and the per-step bias corrections are `float` (kernel parameters: a new learning
 rate or step does not recompile). Math is float32 whatever the storage dtype, rounded once per result,
 so float16 and bfloat16 parameters lose no precision between the update's terms.
@@ -13,67 +16,11 @@ from __future__ import annotations
 import torch
 
 
-def _npu_fused_sgd(param: torch.Tensor, grad: torch.Tensor, lr: float, weight_decay: float) -> torch.Tensor:
-    """p - lr * (g + weight_decay * p)."""
-    p = param.float()
-    d_p = grad.float() + weight_decay * p
-    return (p - lr * d_p).to(param.dtype)
-
-
-def _npu_fused_sgd_momentum(param: torch.Tensor, grad: torch.Tensor, momentum_buffer: torch.Tensor, lr: float,
-                            weight_decay: float, buffer_keep: float, grad_coef: float, momentum: float,
-                            nesterov: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """SGD with momentum: buf = buf * buffer_keep + d_p * grad_coef.
-
-    The first step passes (buffer_keep, grad_coef) = (0, 1), so buf starts as d_p as in torch.optim.SGD;
-    later steps pass (momentum, 1 - dampening).
-    """
-    p = param.float()
-    d_p = grad.float() + weight_decay * p
-    buf = momentum_buffer.float() * buffer_keep + d_p * grad_coef
-    update = d_p + momentum * buf if nesterov else buf
-    return (p - lr * update).to(param.dtype), buf.to(momentum_buffer.dtype)
-
-
 def _adam_moments(grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, beta1: float,
                   beta2: float) -> tuple[torch.Tensor, torch.Tensor]:
     m = exp_avg.float() * beta1 + grad * (1 - beta1)
     v = exp_avg_sq.float() * beta2 + grad * grad * (1 - beta2)
     return m, v
-
-
-def _npu_fused_adam(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor,
-                    lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, bias_correction1: float,
-                    bias_correction2_sqrt: float,
-                    decoupled_weight_decay: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Adam (L2 weight decay added to the gradient) or AdamW (decoupled: the parameter decays)."""
-    p, g = param.float(), grad.float()
-    if decoupled_weight_decay:
-        p = p * (1 - lr * weight_decay)
-    else:
-        g = g + weight_decay * p
-    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
-    denom = v.sqrt() / bias_correction2_sqrt + eps
-    p = p - (lr / bias_correction1) * (m / denom)
-    return p.to(param.dtype), m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype)
-
-
-def _npu_fused_adam_amsgrad(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor,
-                            max_exp_avg_sq: torch.Tensor, lr: float, beta1: float, beta2: float, eps: float,
-                            weight_decay: float, bias_correction1: float, bias_correction2_sqrt: float,
-                            decoupled_weight_decay: bool
-                            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Adam/AdamW normalised by the running maximum of the second moment (AMSGrad)."""
-    p, g = param.float(), grad.float()
-    if decoupled_weight_decay:
-        p = p * (1 - lr * weight_decay)
-    else:
-        g = g + weight_decay * p
-    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
-    v_max = torch.maximum(max_exp_avg_sq.float(), v)
-    denom = v_max.sqrt() / bias_correction2_sqrt + eps
-    p = p - (lr / bias_correction1) * (m / denom)
-    return p.to(param.dtype), m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), v_max.to(max_exp_avg_sq.dtype)
 
 
 def _npu_fused_adadelta(param: torch.Tensor, grad: torch.Tensor, square_avg: torch.Tensor, acc_delta: torch.Tensor,
@@ -171,7 +118,10 @@ def _npu_fused_adam_tensor_step(param: torch.Tensor, grad: torch.Tensor, exp_avg
     p = p - (lr / bias_correction1) * (m / (v_max.sqrt() / bias_correction2_sqrt + eps))
     new = (p, unscaled, m, v, v_max)
     old = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq)
-    return tuple(torch.where(skip, o, n.to(o.dtype)) for o, n in zip(old, new))
+    results = tuple(torch.where(skip, o, n.to(o.dtype)) for o, n in zip(old, new))
+    if not amsgrad:  # the caller drops the fifth result: it need not read max_exp_avg_sq
+        results = results[:4] + (v_max.to(max_exp_avg_sq.dtype),)
+    return results
 
 
 def _npu_fused_sgd_tensor_step(param: torch.Tensor, grad: torch.Tensor, momentum_buffer: torch.Tensor,
@@ -191,14 +141,13 @@ def _npu_fused_sgd_tensor_step(param: torch.Tensor, grad: torch.Tensor, momentum
     p = p - lr * g
     new = (p, unscaled, buf)
     old = (param, grad, momentum_buffer)
-    return tuple(torch.where(skip, o, n.to(o.dtype)) for o, n in zip(old, new))
+    results = tuple(torch.where(skip, o, n.to(o.dtype)) for o, n in zip(old, new))
+    if not use_momentum:  # the caller drops the third result: it need not read momentum_buffer
+        results = results[:2] + (torch.zeros_like(momentum_buffer),)
+    return results
 
 
 REFERENCES = {
-    "_npu_fused_sgd": _npu_fused_sgd,
-    "_npu_fused_sgd_momentum": _npu_fused_sgd_momentum,
-    "_npu_fused_adam": _npu_fused_adam,
-    "_npu_fused_adam_amsgrad": _npu_fused_adam_amsgrad,
     "_npu_fused_adadelta": _npu_fused_adadelta,
     "_npu_fused_rmsprop": _npu_fused_rmsprop,
     "_npu_fused_bert_adam": _npu_fused_bert_adam,

@@ -1,13 +1,14 @@
-// torch.optim's fused=True path on the NPU: aten::_fused_adam_, _fused_adamw_ and _fused_sgd_, each
-// tensor updated by one compiled kernel (references in compiler/npu_mlir/frontend/references/fused_optim.py) that
-// reads the step count, grad_scale and found_inf on the device - so GradScaler + fused=True steps
-// without a host sync, as on CUDA. The kernel's results are written back into the caller's tensors.
+// torch.optim's fused=True path on the NPU: aten::_fused_adam_, _fused_adamw_ and _fused_sgd_, one
+// multi-tensor launch per dtype group (MultiTensorApply.h) of the per-tensor step compiled from its
+// reference (compiler/npu_mlir/frontend/references/fused_optim.py), which reads the step count,
+// grad_scale and found_inf on the device - so GradScaler + fused=True steps without a host sync, as
+// on CUDA. The step's results are written straight into the caller's tensors.
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
-#include "torch_npu/csrc/eager/OpCommand.h"
+#include "torch_npu/csrc/aten/MultiTensorApply.h"
 
 namespace torch_npu::native {
 namespace {
@@ -53,35 +54,17 @@ void fusedAdam(bool decoupled, at::TensorList self, at::TensorList grads, at::Te
                   {"state_steps", stateSteps}}, self[0]);
   if (amsgrad) checkLists(op, {{"self", self}, {"max_exp_avg_sqs", maxExpAvgSqs}}, self[0]);
   auto [scale, found] = scaleAndFound(op, self[0], gradScale, foundInf);
-  const bool unscales = gradScale.has_value() && gradScale->defined();
-  for (size_t i = 0; i < self.size(); ++i) {
-    if (self[i].numel() == 0) continue;
-    const at::Tensor& maxExpAvgSq = amsgrad ? maxExpAvgSqs[i] : expAvgSqs[i];  // read only with amsgrad
-    std::vector<at::Tensor> r = eager::OpCommand()
-                                    .Name("npu::_npu_fused_adam_tensor_step")
-                                    .Input(self[i])
-                                    .Input(grads[i])
-                                    .Input(expAvgs[i])
-                                    .Input(expAvgSqs[i])
-                                    .Input(maxExpAvgSq)
-                                    .Input(stateSteps[i])
-                                    .Input(scale)
-                                    .Input(found)
-                                    .Attr("lr", lr)
-                                    .Attr("beta1", beta1)
-                                    .Attr("beta2", beta2)
-                                    .Attr("weight_decay", weightDecay)
-                                    .Attr("eps", eps)
-                                    .Attr("amsgrad", amsgrad)
-                                    .Attr("maximize", maximize)
-                                    .Attr("decoupled_weight_decay", decoupled)
-                                    .Run();
-    self[i].copy_(r[0]);
-    if (unscales) grads[i].copy_(r[1]);
-    expAvgs[i].copy_(r[2]);
-    expAvgSqs[i].copy_(r[3]);
-    if (amsgrad) maxExpAvgSqs[i].copy_(r[4]);
-  }
+  using Arg = MultiTensorArg;
+  // Result k of the per-tensor step is written into argument writes[k]. Without amsgrad the fifth
+  // result is not used (dropped); without grad_scale the unscaled gradient is the gradient itself
+  // (divided by 1), so writing it leaves it as it was.
+  multiTensorApply(std::string("aten::") + op, "npu::_npu_fused_adam_tensor_step",
+                   {Arg::chunked(self), Arg::chunked(grads), Arg::chunked(expAvgs), Arg::chunked(expAvgSqs),
+                    Arg::chunked(amsgrad ? maxExpAvgSqs : expAvgSqs), Arg::perTensor(stateSteps), Arg::shared(scale),
+                    Arg::shared(found), Arg::shared(lr), Arg::shared(beta1), Arg::shared(beta2),
+                    Arg::shared(weightDecay), Arg::shared(eps), Arg::shared(amsgrad), Arg::shared(maximize),
+                    Arg::shared(decoupled)},
+                   {0, 1, 2, 3, amsgrad ? 4 : -1}, true);
 }
 
 void fusedAdamL2(at::TensorList self, at::TensorList grads, at::TensorList expAvgs, at::TensorList expAvgSqs,
@@ -110,30 +93,14 @@ void fusedSgd(at::TensorList self, at::TensorList grads, at::TensorList momentum
   checkLists(op, {{"self", self}, {"grads", grads}}, self[0]);
   if (useMomentum) checkLists(op, {{"self", self}, {"momentum_buffer_list", momentumBuffers}}, self[0]);
   auto [scale, found] = scaleAndFound(op, self[0], gradScale, foundInf);
-  const bool unscales = gradScale.has_value() && gradScale->defined();
-  for (size_t i = 0; i < self.size(); ++i) {
-    if (self[i].numel() == 0) continue;
-    const at::Tensor& buffer = useMomentum ? momentumBuffers[i] : self[i];  // read only with momentum
-    std::vector<at::Tensor> r = eager::OpCommand()
-                                    .Name("npu::_npu_fused_sgd_tensor_step")
-                                    .Input(self[i])
-                                    .Input(grads[i])
-                                    .Input(buffer)
-                                    .Input(scale)
-                                    .Input(found)
-                                    .Attr("weight_decay", weightDecay)
-                                    .Attr("momentum", momentum)
-                                    .Attr("lr", lr)
-                                    .Attr("dampening", dampening)
-                                    .Attr("nesterov", nesterov)
-                                    .Attr("maximize", maximize)
-                                    .Attr("is_first_step", isFirstStep)
-                                    .Attr("use_momentum", useMomentum)
-                                    .Run();
-    self[i].copy_(r[0]);
-    if (unscales) grads[i].copy_(r[1]);
-    if (useMomentum) momentumBuffers[i].copy_(r[2]);
-  }
+  using Arg = MultiTensorArg;
+  // Without momentum the buffer argument is the parameter (read, not used) and its result is dropped.
+  multiTensorApply("aten::_fused_sgd_", "npu::_npu_fused_sgd_tensor_step",
+                   {Arg::chunked(self), Arg::chunked(grads), Arg::chunked(useMomentum ? momentumBuffers : self),
+                    Arg::shared(scale), Arg::shared(found), Arg::shared(weightDecay), Arg::shared(momentum),
+                    Arg::shared(lr), Arg::shared(dampening), Arg::shared(nesterov), Arg::shared(maximize),
+                    Arg::shared(isFirstStep), Arg::shared(useMomentum)},
+                   {0, 1, useMomentum ? 2 : -1}, true);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
