@@ -118,7 +118,8 @@ def _npu_fused_adam_tensor_step(param: torch.Tensor, grad: torch.Tensor, exp_avg
     p = p - (lr / bias_correction1) * (m / (v_max.sqrt() / bias_correction2_sqrt + eps))
     new = (p, unscaled, m, v, v_max)
     old = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq)
-    results = tuple(torch.where(skip, o, n.to(o.dtype)) for o, n in zip(old, new))
+    # The flag expanded to the tensor's shape: the selects fuse into the step's one elementwise kernel.
+    results = tuple(torch.where(skip.expand(o.shape), o, n.to(o.dtype)) for o, n in zip(old, new))
     if not amsgrad:  # the caller drops the fifth result: it need not read max_exp_avg_sq
         results = results[:4] + (v_max.to(max_exp_avg_sq.dtype),)
     return results
@@ -141,7 +142,8 @@ def _npu_fused_sgd_tensor_step(param: torch.Tensor, grad: torch.Tensor, momentum
     p = p - lr * g
     new = (p, unscaled, buf)
     old = (param, grad, momentum_buffer)
-    results = tuple(torch.where(skip, o, n.to(o.dtype)) for o, n in zip(old, new))
+    # The flag expanded to the tensor's shape: the selects fuse into the step's one elementwise kernel.
+    results = tuple(torch.where(skip.expand(o.shape), o, n.to(o.dtype)) for o, n in zip(old, new))
     if not use_momentum:  # the caller drops the third result: it need not read momentum_buffer
         results = results[:2] + (torch.zeros_like(momentum_buffer),)
     return results

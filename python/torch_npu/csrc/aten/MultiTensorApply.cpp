@@ -17,6 +17,7 @@
 #include "torch_npu/csrc/eager/EagerDispatch.h"
 #include "torch_npu/csrc/eager/KernelCache.h"
 #include "torch_npu/csrc/npu/OverflowCheck.h"
+#include "npurt/acl_mdl.h"
 
 namespace torch_npu::native {
 namespace {
@@ -49,6 +50,16 @@ int32_t tableKernel(const void* args, uint32_t blockIdx, uint32_t blockDim) {
     }
   }
   return 0;
+}
+
+// The runtime copies at most this many argument bytes per launch (runtime/src/launch.cpp).
+constexpr size_t kMaxInlineArgs = size_t(64) << 10;
+
+// A table too large to pass inline: the launch's argument is a pointer to it (freed by the runtime
+// once the launch has run, or with the graph that captured it).
+int32_t tableKernelIndirect(const void* args, uint32_t blockIdx, uint32_t blockDim) {
+  const std::vector<uint64_t>* table = *static_cast<const std::vector<uint64_t>* const*>(args);
+  return tableKernel(table->data(), blockIdx, blockDim);
 }
 
 c10::OperatorHandle findOp(const std::string& qualified) {
@@ -313,8 +324,20 @@ bool launchGroup(const eager::OpInfo& info, const eager::OpInfo& launchInfo, con
 
   c10::Stream stream = getCurrentStream(first.device().index());
   const uint32_t blocks = static_cast<uint32_t>(std::min(count, kMaxTableBlocks));
-  NPU_CHECK_ACL(aclrtLaunchKernel(&tableKernel, blocks, table.data(), table.size() * sizeof(uint64_t),
-                                  any.launches.front().symbol.c_str(), nativeStream(stream)));
+  const char* name = any.launches.front().symbol.c_str();
+  if (table.size() * sizeof(uint64_t) <= kMaxInlineArgs) {
+    NPU_CHECK_ACL(aclrtLaunchKernel(&tableKernel, blocks, table.data(), table.size() * sizeof(uint64_t), name,
+                                    nativeStream(stream)));
+  } else {
+    auto* owned = new std::vector<uint64_t>(std::move(table));
+    aclError launched = aclrtLaunchKernel(&tableKernelIndirect, blocks, &owned, sizeof(owned), name, nativeStream(stream));
+    if (launched != ACL_SUCCESS) delete owned;
+    NPU_CHECK_ACL(launched);
+    // A host function queued after the launch owns the table: released once the launch has run.
+    NPU_CHECK_ACL(npurtLaunchHostFuncOwned(
+        nativeStream(stream), [](void*) -> int32_t { return 0; }, owned,
+        [](void* table) { delete static_cast<std::vector<uint64_t>*>(table); }));
+  }
   // The launch is counted on the op that made it: a hit when every chunk kernel was cached.
   ++(hit ? launchInfo.stats.hits : launchInfo.stats.misses);
   ++launchInfo.stats.compiled;
