@@ -71,6 +71,12 @@ SAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
                                                "output_size": lambda: [4, 6, 8],
                                                "input_size": lambda: [1, 2, 2, 3, 4]},
     "replication_pad3d.out": {"self": lambda: torch.randn(1, 2, 3, 4, 5), "padding": lambda: [1, 1, 2, 0, 1, 2]},
+    # index_fill / index_copy / index_reduce take a 1-d index along dim (and index_fill a 0-d value).
+    "index_fill_.int_Tensor": {"index": lambda: torch.tensor([0, 2]), "value": lambda: torch.tensor(-2.5)},
+    "index_fill_.int_Scalar": {"index": lambda: torch.tensor([0, 2])},
+    "index_copy.out": {"index": lambda: torch.tensor([2, 0]), "source": lambda: torch.randn(SHAPE[0], 2)},
+    "index_reduce.out": {"index": lambda: torch.tensor([2, 0, 2]), "source": lambda: torch.randn(SHAPE[0], 3),
+                         "reduce": lambda: "amax"},
 }
 BY_NAME: dict[str, Callable[[], Any]] = {
     "mask": lambda: torch.rand(SHAPE) > 0.5,

@@ -351,6 +351,71 @@ def index_add(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.T
     return (_accumulated(self) + added.movedim(-1, dim)).to(self.dtype)
 
 
+def _index_hits(self: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
+    """hit[j, c]: index row j names position c along dim (self has at least one dim)."""
+    return index.reshape(-1).unsqueeze(-1) == torch.arange(self.shape[dim], device=self.device)
+
+
+def _along(t: torch.Tensor, dim: int, ndim: int) -> torch.Tensor:
+    """A [C] mask over dim, shaped to broadcast against an ndim tensor."""
+    shape = [1] * ndim
+    shape[dim] = -1
+    return t.reshape(shape)
+
+
+def index_fill(self: torch.Tensor, dim: int, index: torch.Tensor, value: float | torch.Tensor) -> torch.Tensor:
+    fill = value.to(self.dtype) if isinstance(value, torch.Tensor) else value
+    if self.dim() == 0:  # the one element (index 0)
+        return torch.where(torch.ones_like(self, dtype=torch.bool), fill, self)
+    dim %= self.dim()
+    return torch.where(_along(_index_hits(self, dim, index).any(0), dim, self.dim()), fill, self)
+
+
+def index_copy(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    if self.dim() == 0:
+        return source.reshape(()).to(self.dtype).clone()
+    dim %= self.dim()
+    hit = _index_hits(self, dim, index)  # [L, C]
+    order = torch.arange(hit.shape[0], device=self.device).unsqueeze(-1)
+    last = torch.where(hit, order, -1).amax(0, keepdim=True)
+    final = hit & (order == last)  # the last row written to each position, as the CPU's serial loop
+    src = source.reshape(self.shape[:dim] + (hit.shape[0],) + self.shape[dim + 1:]).movedim(dim, -1).unsqueeze(-1)
+    picked = torch.where(final, src, 0).sum(-2).to(self.dtype).movedim(-1, dim)  # one term per position
+    return torch.where(_along(last.squeeze(0) >= 0, dim, self.dim()), picked, self)
+
+
+def index_reduce(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, reduce: str, *,
+                 include_self: bool = True) -> torch.Tensor:
+    if self.dim() == 0:
+        self, source, dim = self.reshape(1), source.reshape(1), 0
+        return index_reduce(self, dim, index.reshape(1), source, reduce, include_self=include_self).reshape(())
+    dim %= self.dim()
+    hit = _index_hits(self, dim, index)  # [L, C]
+    src = _accumulated(source.reshape(self.shape[:dim] + (hit.shape[0],) + self.shape[dim + 1:]))
+    src = src.movedim(dim, -1).unsqueeze(-1)  # [..., L, 1]
+    base = _accumulated(self)
+    written = _along(hit.any(0), dim, self.dim())
+    if reduce == "prod":
+        out = torch.where(hit, src, 1).prod(-2).movedim(-1, dim)
+        out = out * base if include_self else out
+    elif reduce in ("amax", "amin"):
+        largest = reduce == "amax"
+        neutral = _extreme(src.dtype, largest=not largest)
+        picked = torch.where(hit, src, neutral)
+        out = (picked.amax(-2) if largest else picked.amin(-2)).movedim(-1, dim)
+        if include_self:
+            out = torch.maximum(out, base) if largest else torch.minimum(out, base)
+    elif reduce == "mean":
+        total = torch.where(hit, src, 0).sum(-2).movedim(-1, dim)
+        count = _along(hit.sum(0), dim, self.dim()).to(total.dtype)
+        if include_self:
+            total, count = total + base, count + 1
+        out = total / count if self.is_floating_point() else torch.div(total, count, rounding_mode="floor")
+    else:
+        raise NotImplementedError(f"index_reduce '{reduce}' runs on the CPU fallback")
+    return torch.where(written, out.to(self.dtype), self)
+
+
 def isin(elements: torch.Tensor, test_elements: torch.Tensor, *, assume_unique: bool = False,
          invert: bool = False) -> torch.Tensor:
     found = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
@@ -382,4 +447,8 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.cummax.default: _cumulative_extreme(largest=True),
     aten.cummin.default: _cumulative_extreme(largest=False),
     aten.isin.Tensor_Tensor: isin,
+    aten.index_fill.int_Scalar: index_fill,
+    aten.index_fill.int_Tensor: index_fill,
+    aten.index_copy.default: index_copy,
+    aten.index_reduce.default: index_reduce,
 }
