@@ -151,6 +151,15 @@ def test_empty_result_of_non_empty_input(eager_stats, fn):
     torch.testing.assert_close((A.npu() + 1).cpu(), A + 1)  # the device and the workers still run
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
+def test_an_empty_result_is_keyed_by_the_numbers_that_made_it(dtype):
+    # An empty arange's cache entry was keyed without its bounds: every later arange of the
+    # dtype hit it and came back empty.
+    for start, end, step in [(0, 0, 2), (0, 9, 2), (3, 3, 1), (1, 5, 1), (5, 0, -2)]:
+        torch.testing.assert_close(torch.arange(start, end, step, dtype=dtype, device="npu").cpu(),
+                                   torch.arange(start, end, step, dtype=dtype))
+
+
 # Layer / group norm backwards with a masked-off gradient (a frozen or absent affine parameter, an
 # input that needs no gradient): compiled, and every gradient autograd asks for matches the CPU.
 NORM_CASES = [
