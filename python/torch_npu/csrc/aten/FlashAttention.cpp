@@ -301,6 +301,10 @@ int64_t fusedSdpChoice(const at::Tensor& query, const at::Tensor& key, const at:
   bool fits = dropoutP == 0.0 && query.dim() == 4 && key.dim() == 4 && value.dim() == 4 &&
               at::isFloatingType(query.scalar_type()) && query.scalar_type() != at::kDouble &&
               !query.is_nested() && at::globalContext().userEnabledOverrideableSDP();
+  // A traced call (torch.compile's fake and functional tensors carry the Python key) takes the
+  // math path: the npu-mlir backend compiles and fuses its ops, while the flash op's host loop
+  // cannot be traced into a graph and would split it.
+  fits = fits && !query.key_set().has(c10::DispatchKey::Python);
   return static_cast<int64_t>(fits ? sdp::SDPBackend::overrideable : sdp::SDPBackend::math);
 }
 
