@@ -261,6 +261,7 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
                 for i, d in enumerate(args)]
     writes = functional_of(_stated(op_name, args))
     op = writes.op
+    _check_cpu_only_ranges(op, args)
     schema_args = [a for a in op._schema.arguments]
     if all(a.name in TENSOR_OPTIONS for a in schema_args[len(args):]):
         # The factory's defaults: its result is cast into the out= tensor (the key leaves out= tensors out).
@@ -310,6 +311,18 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
         return plan
     _parameterize(op, schema_args, numbers, plan, expected)
     return plan
+
+
+def _check_cpu_only_ranges(op: torch._ops.OpOverload, args: list) -> None:
+    """Argument ranges the CPU kernel checks and the meta function does not: compiled, such a call
+    returns garbage where the CPU raises, so it is refused and the CPU fallback raises its error."""
+    if op._schema.name == "aten::kthvalue" and args and isinstance(args[0], tuple) and args[0][0] == "T":
+        shape = args[0][2]
+        k = _number(args[1])[0] if len(args) > 1 else None
+        dim = args[2] if len(args) > 2 and isinstance(args[2], int) else -1
+        size = shape[dim] if shape else 1
+        if not isinstance(k, int) or not 1 <= k <= size:
+            raise PlanError(f"kthvalue's k={k} is out of range for a dimension of size {size}")
 
 
 def _describe(plan: Plan, schema_args: list, args: list, skipped: frozenset) -> dict:

@@ -160,6 +160,15 @@ def test_an_empty_result_is_keyed_by_the_numbers_that_made_it(dtype):
                                    torch.arange(start, end, step, dtype=dtype))
 
 
+@pytest.mark.parametrize("k,dim", [(7, 0), (0, 0), (5, 1)])
+def test_kthvalue_out_of_range_raises_as_on_cpu(k, dim):
+    # Compiled, it returned zeros: the range check is the CPU kernel's, not the meta function's.
+    x = torch.rand(5, 4)
+    with pytest.raises(RuntimeError, match="k out of range.*ERR01001"):
+        torch.kthvalue(x.npu(), k, dim)
+    torch.testing.assert_close(torch.kthvalue(x.npu(), 3, 0).values.cpu(), torch.kthvalue(x, 3, 0).values)
+
+
 # Layer / group norm backwards with a masked-off gradient (a frozen or absent affine parameter, an
 # input that needs no gradient): compiled, and every gradient autograd asks for matches the CPU.
 NORM_CASES = [
