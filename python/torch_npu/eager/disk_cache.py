@@ -117,16 +117,18 @@ def load(key: bytes) -> dict | None:
 
 def load_answer(key: bytes, args: list) -> dict | None:
     """What miss.py answers the dispatcher for this call, as an earlier process stored it, or None."""
-    meta = _read(call_key(key, [], args))
+    baked: list[int] = []
+    meta = _read(call_key(key, baked, args))
     if meta is None:
         marker = _read(key)
         if marker is None or "baked" not in marker:
             return None
-        meta = _read(call_key(key, marker["baked"], args))
+        baked = marker["baked"]
+        meta = _read(call_key(key, baked, args))
     if meta is None or "dispatch" not in meta:
         return None
     if meta["kernel"].get("rejected"):
-        return {"unsupported": meta["kernel"]["rejected"], "crashed": False}
+        return {"unsupported": meta["kernel"]["rejected"], "crashed": False, "baked": baked}
     return dict(meta["kernel"], **meta["dispatch"])
 
 

@@ -36,13 +36,17 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
     Raises CompileRejected (the plan or the compiler refuses the call; kept on disk) or WorkerCrashed.
     """
     pool().start(1)  # a real miss: a worker imports the compiler while the call is planned
-    from torch_npu.eager.plan import PlanError, plan_call  # plan_call imports torch._dynamo (~1.5 s)
+    from torch_npu.eager.plan import PlanError, number_value, plan_call  # plan_call imports torch._dynamo (~1.5 s)
 
     try:
         plan = plan_call(op_name, args, BLOCK_DIM)
     except PlanError as err:
-        disk_cache.store(disk_cache.call_key(key, [], args), {"rejected": f"{op_name}: {err}"}, dispatch={})
-        raise CompileRejected(err) from err
+        # The plan may refuse these numbers only (arange's step 0): the refusal is keyed by all of them.
+        numbers = [i for i, desc in enumerate(args) if number_value(desc) is not None]
+        if numbers:
+            disk_cache.store_baked(key, numbers)
+        disk_cache.store(disk_cache.call_key(key, numbers, args), {"rejected": f"{op_name}: {err}"}, dispatch={})
+        raise CompileRejected(err, numbers) from err
     disk_key = disk_cache.call_key(key, plan.baked, args)
     if plan.baked:
         disk_cache.store_baked(key, plan.baked)
@@ -54,7 +58,7 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
             kernel = pool().compile(dict(plan.request, cache_dir=str(disk_cache.version_dir())))
         except CompileRejected as err:
             disk_cache.store(disk_key, {"rejected": f"{op_name}: {err}"}, dispatch={})
-            raise
+            raise CompileRejected(err, plan.baked) from err
     disk_cache.store(disk_key, kernel, dispatch=_dispatch(plan))
     return dict(kernel, **_dispatch(plan))
 
@@ -66,7 +70,7 @@ def compile_for_dispatch(key: bytes, op_name: str, args: list) -> dict:
     try:
         return compile_kernel(key, op_name, args)
     except CompileRejected as err:
-        return {"unsupported": f"{op_name}: {err}", "crashed": False}
+        return {"unsupported": f"{op_name}: {err}", "crashed": False, "baked": err.baked}
     except WorkerCrashed as err:
         return {"unsupported": f"the compile worker crashed or hung on {op_name} ({err}); this call runs "
                                "on the CPU, and the same call will not be compiled again in this process. "

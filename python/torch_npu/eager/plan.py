@@ -200,7 +200,7 @@ def _tensor_leaf(desc: Any, plan: Plan, arg: int, element: int) -> Any:
     return ("tensor", len(plan.request["tensors"]) - 1)
 
 
-def _number(desc: Any) -> tuple[Any, Any] | None:
+def number_value(desc: Any) -> tuple[Any, Any] | None:
     """(value to bake, parameter slot type) of a number argument, or None if it is not one."""
     if isinstance(desc, tuple) and desc and desc[0] == "S":
         _, dtype, wrapped, value = desc
@@ -318,7 +318,7 @@ def _check_cpu_only_ranges(op: torch._ops.OpOverload, args: list) -> None:
     returns garbage where the CPU raises, so it is refused and the CPU fallback raises its error."""
     if op._schema.name == "aten::kthvalue" and args and isinstance(args[0], tuple) and args[0][0] == "T":
         shape = args[0][2]
-        k = _number(args[1])[0] if len(args) > 1 else None
+        k = number_value(args[1])[0] if len(args) > 1 else None
         dim = args[2] if len(args) > 2 and isinstance(args[2], int) else -1
         size = shape[dim] if shape else 1
         if not isinstance(k, int) or not 1 <= k <= size:
@@ -330,7 +330,7 @@ def _describe(plan: Plan, schema_args: list, args: list, skipped: frozenset) -> 
     (argument, element) tensors; returns argument -> (baked value, slot type) of each number."""
     numbers = {}
     for i, (schema_arg, desc) in enumerate(zip(schema_args, args)):
-        number = _number(desc)
+        number = number_value(desc)
         if number is not None:
             numbers[i] = number
             plan.request["args"].append(("value", number[0]))

@@ -29,7 +29,12 @@ class WorkerCrashed(RuntimeError):
 
 
 class CompileRejected(RuntimeError):
-    """The compiler refused the request (an error it raised, not a crash)."""
+    """The compiler refused the request (an error it raised, not a crash); the refusal holds for
+    calls with the same values of arguments `baked`."""
+
+    def __init__(self, reason: object, baked: list[int] | None = None) -> None:
+        super().__init__(reason)
+        self.baked = baked or []
 
 
 def _timeout() -> float:

@@ -169,6 +169,16 @@ def test_kthvalue_out_of_range_raises_as_on_cpu(k, dim):
     torch.testing.assert_close(torch.kthvalue(x.npu(), 3, 0).values.cpu(), torch.kthvalue(x, 3, 0).values)
 
 
+def test_a_refusal_of_some_numbers_leaves_the_ops_other_calls_compiled(eager_stats):
+    # arange(0, 5, 0) is refused by the plan (its meta function raises); keyed without its numbers,
+    # the refusal sent every later arange of the dtype to the CPU (trace's backward among them).
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        torch.arange(0, 5, 0, device="npu")
+    torch.testing.assert_close(torch.arange(0, 23, 7, device="npu").cpu(), torch.arange(0, 23, 7))
+    row = eager_stats()["aten::arange.start_step"]
+    assert row["fallback"] == 1 and row["compiled"] == 1, row  # the refused call alone ran on the CPU
+
+
 # Layer / group norm backwards with a masked-off gradient (a frozen or absent affine parameter, an
 # input that needs no gradient): compiled, and every gradient autograd asks for matches the CPU.
 NORM_CASES = [

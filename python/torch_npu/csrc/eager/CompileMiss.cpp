@@ -166,6 +166,9 @@ MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_
       // A crash is news (the standard fallback warning only says "not supported"): say what happened.
       if (result["crashed"].cast<bool>()) TORCH_WARN(reason);
       out.entry = unsupported(std::move(reason));
+      // A refusal can hang on the call's numbers (arange with step 0): keyed by them, it does not
+      // refuse the op's other calls.
+      if (result.contains("baked")) out.bakedArgs = result["baked"].cast<std::vector<int>>();
     } else {
       try {
         out.entry = recordFrom(result);
