@@ -30,8 +30,15 @@ def _dispatch(plan) -> dict:
             "returns": plan.returns}
 
 
+def disk_key(key: bytes) -> bytes:
+    """The disk cache's key of a dispatcher key: a process with another TORCH_NPU_EAGER_BLOCK_DIM plans
+    its own kernels (a stored record launches with the block_dim it was built for, so serving it
+    elsewhere is correct but ignores the setting; the dispatcher's memory cache lives in one process)."""
+    return key + b"|block_dim=%d" % BLOCK_DIM
+
+
 def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
-    """Metadata of the kernel for this call, from the disk cache or a compile worker.
+    """Metadata of the kernel for this call (`key`: its disk key) from a compile worker.
 
     Raises CompileRejected (the plan or the compiler refuses the call; kept on disk) or WorkerCrashed.
     """
@@ -64,6 +71,7 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
 
 
 def compile_for_dispatch(key: bytes, op_name: str, args: list) -> dict:
+    key = disk_key(key)
     answer = disk_cache.load_answer(key, args)
     if answer is not None:
         return answer
