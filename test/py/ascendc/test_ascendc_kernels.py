@@ -4,7 +4,8 @@ with numpy: mask / repeat vector forms, TBuf and scalar access, reductions, comp
 gather, basic-API cube matmuls with and without a transposed B, a 1 cube : 2 vector mix kernel,
 atomics with SyncAll, and the synchronization and assertion failures the twin must report.
 
-All kernels live in programs/kernels.cpp, built once (npu-ascendc caches the executable).
+All kernels live in programs/kernels.cpp and programs/conv_kernels.cpp (img2col convolutions,
+the bias table), built once into one program (npu-ascendc caches the executable).
 """
 
 from __future__ import annotations
@@ -22,15 +23,15 @@ PROGRAMS = Path(__file__).parent / "programs"
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to build against the CPU twin")
 
 
-def _source_line(marker: str) -> int:
-    lines = (PROGRAMS / "kernels.cpp").read_text().splitlines()
+def _source_line(marker: str, source: str = "kernels.cpp") -> int:
+    lines = (PROGRAMS / source).read_text().splitlines()
     return next(i + 1 for i, ln in enumerate(lines) if marker in ln)
 
 
 @pytest.fixture(scope="module")
 def kernels() -> Path:
     try:
-        return npu_ascendc.build([PROGRAMS / "kernels.cpp"])
+        return npu_ascendc.build([PROGRAMS / "kernels.cpp", PROGRAMS / "conv_kernels.cpp"])
     except npu_ascendc.BuildError as exc:
         if "not built" in str(exc):
             pytest.skip(str(exc))
@@ -221,6 +222,42 @@ def test_c_api_cube_missing_synchronization_is_reported(kernels, tmp_path):
     line = _source_line("asc_mmad(c_l0, a_l0, b_l0, M, KH, N")
     assert f"kernels.cpp:{line}: Mmad (PIPE_M) reads L0A" in proc.stderr, proc.stderr
     assert "written by LoadData (PIPE_MTE1)" in proc.stderr and "MTE1_M" in proc.stderr
+
+
+def _conv_reference(x: np.ndarray, w: np.ndarray, stride: int, dilation: int, pad: int) -> np.ndarray:
+    """[Ho * Wo][Co] of the convolution of x [H][W][C] with w [Co][C][3][3], in float64."""
+    h, wd, _ = x.shape
+    xp = np.pad(x.astype(np.float64), ((pad, pad), (pad, pad), (0, 0)))
+    ho, wo = (h + 2 * pad - dilation * 2 - 1) // stride + 1, (wd + 2 * pad - dilation * 2 - 1) // stride + 1
+    out = np.zeros((ho, wo, w.shape[0]))
+    for kh in range(3):
+        for kw in range(3):
+            win = xp[kh * dilation:kh * dilation + stride * (ho - 1) + 1:stride,
+                     kw * dilation:kw * dilation + stride * (wo - 1) + 1:stride]
+            out += win @ w[:, :, kh, kw].astype(np.float64).T
+    return out.reshape(ho * wo, -1)
+
+
+def _fractal_z(w: np.ndarray) -> np.ndarray:
+    """w [Co][C][Kh][Kw] as the cube's [K][Co] weight, k = ((c1 * Kh + kh) * Kw + kw) * 16 + c0."""
+    co, c, kh, kw = w.shape
+    return w.reshape(co, c // 16, 16, kh, kw).transpose(1, 3, 4, 2, 0).reshape(c * kh * kw, co)
+
+
+@pytest.mark.parametrize("name", ["conv_bias", "conv_strided", "c_api_conv"])
+def test_img2col_convolution_on_the_cube(kernels, tmp_path, name):
+    # Load3Dv2 into L0A (class API, and the C API's 3D asc_copy_l12l0a), the FRACTAL_Z weight through
+    # the transposing load, Mmad (from the bias table for conv_bias, two k halves for conv_strided).
+    shape, stride, dilation, pad = ((9, 9), 2, 2, 2) if name == "conv_strided" else ((6, 7), 1, 1, 1)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((*shape, 32)).astype(np.float16)
+    w = rng.standard_normal((32, 32, 3, 3)).astype(np.float16)
+    bias = rng.standard_normal(32).astype(np.float32)
+    want = _conv_reference(x, w, stride, dilation, pad)
+    inputs = [x, _fractal_z(w)] + ([bias] if name != "c_api_conv" else [])
+    (y,), _ = run(kernels, tmp_path, name, 1, inputs, [(want.size, np.float32)])
+    want += bias if name == "conv_bias" else 0
+    np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-3, atol=1e-3)
 
 
 def test_high_level_matmul_api_misuse_is_reported(kernels, tmp_path):

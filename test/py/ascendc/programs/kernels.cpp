@@ -1,11 +1,12 @@
 // AscendC kernels written as kernel authors write them, with one ACL host program that runs any
-// of them: `kernels <name> <blockDim> in:<file>... out:<bytes>:<file>...` copies the inputs to
+// of them (and those of the other sources that register into kernel_table.h): `kernels <name> <blockDim> in:<file>... out:<bytes>:<file>...` copies the inputs to
 // device buffers, launches `name<<<blockDim, nullptr, stream>>>(buffers...)` and writes the
 // outputs back. test_ascendc_kernels.py compares each with numpy.
 #include "acl/acl.h"
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "c_api/asc_simd.h"
+#include "kernel_table.h"
 
 #include <cstdio>
 #include <cstring>
@@ -775,53 +776,53 @@ extern "C" __global__ __cube__ void c_api_cube_missing_sync(GM_ADDR a, GM_ADDR b
 }
 
 // ---------------------------------------------------------------- host
-using Launcher = std::function<void(std::vector<uint8_t*>&, uint32_t, aclrtStream)>;
-
-static const std::map<std::string, Launcher>& Kernels() {
-  static const std::map<std::string, Launcher> table = {
-      {"vec_mask", [](auto& a, uint32_t d, aclrtStream s) { vec_mask<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"reduce_stats", [](auto& a, uint32_t d, aclrtStream s) { reduce_stats<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"cmp_select", [](auto& a, uint32_t d, aclrtStream s) { cmp_select<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"matmul_nn", [](auto& a, uint32_t d, aclrtStream s) { matmul_nn<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"matmul_split_nd", [](auto& a, uint32_t d, aclrtStream s) { matmul_split_nd<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"c_api_kernel", [](auto& a, uint32_t d, aclrtStream s) { c_api_kernel<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"c_api_vector_ops", [](auto& a, uint32_t d, aclrtStream s) {
-         c_api_vector_ops<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-       }},
-      {"c_api_cube_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_matmul<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"c_api_cube_matmul_bt",
-       [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_matmul_bt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"c_api_cube_missing_sync",
-       [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_missing_sync<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"c_api_missing_sync",
-       [](auto& a, uint32_t d, aclrtStream s) { c_api_missing_sync<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"matmul_api_all",
-       [](auto& a, uint32_t d, aclrtStream s) { matmul_api_all<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"matmul_api_iter",
-       [](auto& a, uint32_t d, aclrtStream s) { matmul_api_iter<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"matmul_api_no_b",
-       [](auto& a, uint32_t d, aclrtStream s) { matmul_api_no_b<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"matmul_nz_out", [](auto& a, uint32_t d, aclrtStream s) { matmul_nz_out<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"matmul_i8_s32", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_s32<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"matmul_i8_deq", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_deq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"matmul_i8_vdeq",
-       [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_vdeq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"matmul_i8_req", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_req<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"matmul_nn_flipped",
-       [](auto& a, uint32_t d, aclrtStream s) { matmul_nn_flipped<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
-      {"mix_matmul_relu",
-       [](auto& a, uint32_t d, aclrtStream s) { mix_matmul_relu<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
-      {"static_scale", [](auto& a, uint32_t d, aclrtStream s) { static_scale<<<d, nullptr, s>>>(a[0], a[1]); }},
-      {"atomic_total", [](auto& a, uint32_t d, aclrtStream s) { atomic_total<<<d, nullptr, s>>>(a[0], a[1]); }},
-      {"missing_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
-      {"missing_war_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_war_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
-      {"missing_gm_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_gm_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
-      {"unmatched_wait", [](auto& a, uint32_t d, aclrtStream s) { unmatched_wait<<<d, nullptr, s>>>(a[0]); }},
-      {"assert_and_print", [](auto& a, uint32_t d, aclrtStream s) { assert_and_print<<<d, nullptr, s>>>(a[0]); }},
-  };
+KernelTable& Kernels() {
+  static KernelTable table;
   return table;
 }
+
+static const RegisterKernels kKernels({
+    {"vec_mask", [](auto& a, uint32_t d, aclrtStream s) { vec_mask<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"reduce_stats", [](auto& a, uint32_t d, aclrtStream s) { reduce_stats<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"cmp_select", [](auto& a, uint32_t d, aclrtStream s) { cmp_select<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"matmul_nn", [](auto& a, uint32_t d, aclrtStream s) { matmul_nn<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"matmul_nt", [](auto& a, uint32_t d, aclrtStream s) { matmul_nt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"matmul_split_nd", [](auto& a, uint32_t d, aclrtStream s) { matmul_split_nd<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"c_api_kernel", [](auto& a, uint32_t d, aclrtStream s) { c_api_kernel<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"c_api_vector_ops", [](auto& a, uint32_t d, aclrtStream s) {
+       c_api_vector_ops<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+     }},
+    {"c_api_cube_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_matmul<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"c_api_cube_matmul_bt",
+     [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_matmul_bt<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"c_api_cube_missing_sync",
+     [](auto& a, uint32_t d, aclrtStream s) { c_api_cube_missing_sync<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"c_api_missing_sync",
+     [](auto& a, uint32_t d, aclrtStream s) { c_api_missing_sync<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_api_all",
+     [](auto& a, uint32_t d, aclrtStream s) { matmul_api_all<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_api_iter",
+     [](auto& a, uint32_t d, aclrtStream s) { matmul_api_iter<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_api_no_b",
+     [](auto& a, uint32_t d, aclrtStream s) { matmul_api_no_b<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_nz_out", [](auto& a, uint32_t d, aclrtStream s) { matmul_nz_out<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"matmul_i8_s32", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_s32<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_i8_deq", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_deq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_i8_vdeq",
+     [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_vdeq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_i8_req", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_req<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_nn_flipped",
+     [](auto& a, uint32_t d, aclrtStream s) { matmul_nn_flipped<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"mix_matmul_relu",
+     [](auto& a, uint32_t d, aclrtStream s) { mix_matmul_relu<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"static_scale", [](auto& a, uint32_t d, aclrtStream s) { static_scale<<<d, nullptr, s>>>(a[0], a[1]); }},
+    {"atomic_total", [](auto& a, uint32_t d, aclrtStream s) { atomic_total<<<d, nullptr, s>>>(a[0], a[1]); }},
+    {"missing_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
+    {"missing_war_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_war_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
+    {"missing_gm_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_gm_sync<<<d, nullptr, s>>>(a[0], a[1]); }},
+    {"unmatched_wait", [](auto& a, uint32_t d, aclrtStream s) { unmatched_wait<<<d, nullptr, s>>>(a[0]); }},
+    {"assert_and_print", [](auto& a, uint32_t d, aclrtStream s) { assert_and_print<<<d, nullptr, s>>>(a[0]); }},
+});
 
 #define CHECK_ACL(expr)                                                                \
   do {                                                                                 \

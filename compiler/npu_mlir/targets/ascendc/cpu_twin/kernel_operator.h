@@ -31,3 +31,4 @@
 #include "twin/launch.h"
 #include "twin/data_copy.h"
 #include "twin/cube.h"
+#include "twin/load3d.h"

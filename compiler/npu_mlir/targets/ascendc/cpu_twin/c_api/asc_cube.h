@@ -13,11 +13,17 @@
 // a_l1[N]`, `__ca__`, `__cb__`, `__cc__`): the twin tracks each array as a region of that buffer
 // (twin::AdoptLocal) from the first instruction that addresses it.
 //
-// Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: the 3D (img2col) loads, sparse and int4 forms, asc_fill_*, BiasTable and the fixpipe
-// buffer (so no c_matrix_source = true and no vector quantization), channel split, unit flags.
+// The 3D (img2col) asc_copy_l12l0a reads the feature-map registers (asc_set_l13d_fmatrix,
+// asc_set_l13d_padding, asc_set_l13d_size) and is twin/load3d.h's Load3Dv2.
+//
+// Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: the 3D load into L0B and the
+// repeat registers (asc_set_l13d_rpt), sparse and int4 forms, asc_fill_*, the BiasTable from the
+// C API (asc_copy_l12bt, c_matrix_source = true; the class API has it) and the fixpipe buffer (no
+// vector quantization), channel split, unit flags.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernel_operator.h"
 
@@ -169,6 +175,92 @@ ASC_TWIN_LOAD_2D(asc_copy_l12l0b, L0B, B2)
 ASC_TWIN_LOAD_TRANS(asc_copy_l12l0a_trans, L0A, A2)
 ASC_TWIN_LOAD_TRANS(asc_copy_l12l0b_trans, L0B, B2)
 #undef ASC_TWIN_LOAD_TRANS
+
+// ---------------------------------------------------------------- L1 -> L0A img2col (MTE1)
+// The feature-map registers a 3D asc_copy_l12l0a reads (set on PIPE_S, in effect until set again):
+// asc_set_l13d_fmatrix (width, height, pads), asc_set_l13d_padding (the pad value) and
+// asc_set_l13d_size (the L1 boundary of the source). The load itself is twin/load3d.h's img2col.
+union asc_l13d_fmatrix_config {
+  uint64_t config = 0;
+  struct {
+    uint16_t l1_width;
+    uint16_t l1_height;
+    uint8_t padding_left_size;
+    uint8_t padding_right_size;
+    uint8_t padding_top_size;
+    uint8_t padding_bottom_size;
+  };
+};
+__aicore__ inline void asc_set_l13d_fmatrix(asc_l13d_fmatrix_config& config) {
+  AscendC::twin::CurrentCore().l13dFmatrix = config.config;
+}
+__aicore__ inline void asc_set_l13d_fmatrix(uint16_t fmatrix_w, uint16_t fmatrix_h, uint8_t pad_left, uint8_t pad_right,
+                                            uint8_t pad_top, uint8_t pad_bottom) {
+  AscendC::twin::CurrentCore().l13dFmatrix = uint64_t{fmatrix_w} | uint64_t{fmatrix_h} << 16 |
+                                             uint64_t{pad_left} << 32 | uint64_t{pad_right} << 40 |
+                                             uint64_t{pad_top} << 48 | uint64_t{pad_bottom} << 56;
+}
+__aicore__ inline void asc_set_l13d_padding(uint64_t config) { AscendC::twin::CurrentCore().l13dPadding = config; }
+__aicore__ inline void asc_set_l13d_padding(half config) {
+  uint16_t bits;
+  std::memcpy(&bits, &config, sizeof bits);
+  asc_set_l13d_padding(uint64_t{bits});
+}
+__aicore__ inline void asc_set_l13d_padding(int16_t config) { asc_set_l13d_padding(uint64_t{static_cast<uint16_t>(config)}); }
+__aicore__ inline void asc_set_l13d_padding(uint16_t config) { asc_set_l13d_padding(uint64_t{config}); }
+__aicore__ inline void asc_set_l13d_size(uint64_t value, AscendC::TwinLoc loc = {}) {
+  if (value != 0 && value < 1024) AscendC::TwinFailAt(loc, "asc_set_l13d_size: a boundary other than 0 is at least 1024 bytes");
+  AscendC::twin::CurrentCore().l13dSize = value;
+}
+
+// img2col of the feature map at src ([C1][H][W][C0], channel_size channels) into L0A: the
+// k_extension x m_extension block of the img2col matrix from (k_start_pt, m_start_pt).
+template <typename T>
+__aicore__ inline void asc_copy_l12l0a(__ca__ T* dst, __cbuf__ T* src, uint16_t k_extension, uint16_t m_extension,
+                                       uint16_t k_start_pt, uint16_t m_start_pt, uint8_t stride_w, uint8_t stride_h,
+                                       uint8_t filter_w, uint8_t filter_h, uint8_t dilation_filter_w,
+                                       uint8_t dilation_filter_h, bool filter_size_w, bool filter_size_h,
+                                       bool transpose, bool f_matrix_ctrl, uint16_t channel_size,
+                                       AscendC::TwinLoc loc = {}) {
+  const AscendC::twin::Core& core = AscendC::twin::CurrentCore();
+  const uint64_t f = core.l13dFmatrix;
+  const uint16_t w = static_cast<uint16_t>(f), h = static_cast<uint16_t>(f >> 16);
+  if (w == 0 || h == 0) AscendC::TwinFailAt(loc, "asc_copy_l12l0a (3D): no feature map set (asc_set_l13d_fmatrix)");
+  T pad;
+  std::memcpy(&pad, &core.l13dPadding, sizeof pad);  // the register's low bytes are the value's bits
+  constexpr uint32_t c0 = AscendC::TwinC0<T>();
+  const uint64_t mapBytes = uint64_t{channel_size} * h * w * sizeof(T);
+  auto l1 = AscendC::twin::CubeTensor(src, AscendC::TwinSpace::L1, AscendC::TPosition::A1, mapBytes / sizeof(T),
+                                      "asc_copy_l12l0a (3D) source", loc);
+  if (core.l13dSize != 0) {
+    const auto& space = AscendC::twin::CoreSpace(AscendC::TwinSpace::L1);
+    const uint64_t end = static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(src) - space.mem.get()) + mapBytes;
+    if (end > core.l13dSize)
+      AscendC::TwinFailAt(loc, "asc_copy_l12l0a (3D): the feature map passes the asc_set_l13d_size boundary (the "
+                               "hardware would wrap to the start of L1; not modelled)");
+  }
+  const uint64_t m1 = (m_extension + 15u) / 16u, k1 = (k_extension + c0 - 1u) / c0;
+  auto l0 = AscendC::twin::CubeTensor(dst, AscendC::TwinSpace::L0A, AscendC::TPosition::A2, m1 * k1 * 16u * c0,
+                                      "asc_copy_l12l0a (3D) destination", loc);
+  AscendC::twin::Img2Col<T> q{h, w, channel_size, k_extension, m_extension, k_start_pt, m_start_pt,
+                              static_cast<uint8_t>(f >> 32), static_cast<uint8_t>(f >> 40),
+                              static_cast<uint8_t>(f >> 48), static_cast<uint8_t>(f >> 56), stride_w, stride_h,
+                              filter_w + (filter_size_w ? 256u : 0u), filter_h + (filter_size_h ? 256u : 0u),
+                              dilation_filter_w, dilation_filter_h, transpose, f_matrix_ctrl, pad};
+  AscendC::twin::Img2ColToL0A(l0, l1, q, "asc_copy_l12l0a (3D)", loc);
+}
+template <typename T>
+__aicore__ inline void asc_copy_l12l0a_sync(__ca__ T* dst, __cbuf__ T* src, uint16_t k_extension, uint16_t m_extension,
+                                            uint16_t k_start_pt, uint16_t m_start_pt, uint8_t stride_w,
+                                            uint8_t stride_h, uint8_t filter_w, uint8_t filter_h,
+                                            uint8_t dilation_filter_w, uint8_t dilation_filter_h, bool filter_size_w,
+                                            bool filter_size_h, bool transpose, bool f_matrix_ctrl,
+                                            uint16_t channel_size, AscendC::TwinLoc loc = {}) {
+  asc_copy_l12l0a(dst, src, k_extension, m_extension, k_start_pt, m_start_pt, stride_w, stride_h, filter_w, filter_h,
+                  dilation_filter_w, dilation_filter_h, filter_size_w, filter_size_h, transpose, f_matrix_ctrl,
+                  channel_size, loc);
+  AscendC::twin::BarrierAll();
+}
 
 // ---------------------------------------------------------------- asc_mmad (M)
 // C (L0C) = A (L0A, m x k) * B (L0B, k x n) when c_matrix_init_val, else C += A * B.

@@ -225,14 +225,19 @@ struct MmadParams {
 
 // C (L0C) [+]= A (L0A) * B (L0B) on the cube (PIPE_M), over whole fractals: k runs to a multiple
 // of C0, so the padding of A and B along k must be zero (InitConstValue) or it pollutes C.
+namespace twin {
+// The body of every Mmad: `bias` (the bias table, one word per column) starts C when given.
 template <typename C, typename T>
-inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b, const MmadParams& p,
-                 TwinLoc loc = {}) {
+inline void MmadBody(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                     const LocalTensor<C>* bias, const MmadParams& p, const TwinLoc& loc) {
   TwinCheckSpace(c.GetPosition(), {TPosition::CO1}, "Mmad C", loc);
   TwinCheckSpace(a.GetPosition(), {TPosition::A2}, "Mmad A", loc);
   TwinCheckSpace(b.GetPosition(), {TPosition::B2}, "Mmad B", loc);
-  if (p.isBias || p.cmatrixSource || p.enSsparse || p.enWinogradA || p.enWinogradB || p.fmOffset != 0)
-    TwinFailAt(loc, "Mmad with bias, sparse, winograd or fmOffset is not modelled by the twin");
+  if (p.enSsparse || p.enWinogradA || p.enWinogradB || p.fmOffset != 0)
+    TwinFailAt(loc, "Mmad with sparse, winograd or fmOffset is not modelled by the twin");
+  if (!bias && (p.isBias || p.cmatrixSource))
+    TwinFailAt(loc, "Mmad with isBias / cmatrixSource needs the bias overload Mmad(dst, fm, filter, bias, params)");
+  if (bias) TwinCheckSpace(bias->GetPosition(), {TPosition::C2}, "Mmad bias", loc);
   static_assert(std::is_integral_v<T> == std::is_integral_v<C>,
                 "Mmad: int8 inputs accumulate into an int32 L0C, float inputs into a float one");
   static_assert(!std::is_integral_v<T> || (sizeof(T) == 1 && sizeof(C) == 4), "Mmad: int8 x int8 -> int32 only");
@@ -249,7 +254,12 @@ inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTe
   twin::Op op(twin::M, loc, "Mmad");
   op.Read(a.GetPhyAddr(), uint64_t{m1} * k1 * 512u);
   op.Read(b.GetPhyAddr(), uint64_t{k1} * n1 * 512u);
-  if (!p.cmatrixInitVal) op.Read(c.GetPhyAddr(), uint64_t{m1} * n1 * 256u * sizeof(C));
+  if (bias) {
+    TwinCheckRangeAt(*bias, uint64_t{n1} * 16u, "Mmad bias (bias table, one word per column)", loc);
+    op.Read(bias->GetPhyAddr(), uint64_t{n1} * 16u * sizeof(C));
+  } else if (!p.cmatrixInitVal) {
+    op.Read(c.GetPhyAddr(), uint64_t{m1} * n1 * 256u * sizeof(C));
+  }
   op.Write(c.GetPhyAddr(), uint64_t{m1} * n1 * 256u * sizeof(C));
   for (uint32_t m = 0; m < m1 * 16; ++m) {
     for (uint32_t n = 0; n < n1 * 16; ++n) {
@@ -260,10 +270,24 @@ inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTe
         acc += av * bv;
       }
       uint32_t ci = ((n / 16) * m1 + m / 16) * 256 + (m % 16) * 16 + n % 16;
-      Acc prev = p.cmatrixInitVal ? Acc(0) : static_cast<Acc>(c.TwinGet(ci));
+      Acc prev = bias ? static_cast<Acc>(bias->TwinGet(n)) : p.cmatrixInitVal ? Acc(0) : static_cast<Acc>(c.TwinGet(ci));
       c.TwinSet(ci, C(prev + acc));
     }
   }
+}
+}  // namespace twin
+
+template <typename C, typename T>
+inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b, const MmadParams& p,
+                 TwinLoc loc = {}) {
+  twin::MmadBody(c, a, b, static_cast<const LocalTensor<C>*>(nullptr), p, loc);
+}
+
+// C = A * B + bias: the bias table (C2, from DataCopy L1 -> C2) starts every row of C.
+template <typename C, typename T>
+inline void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b, const LocalTensor<C>& bias,
+                 const MmadParams& p, TwinLoc loc = {}) {
+  twin::MmadBody(c, a, b, &bias, p, loc);
 }
 
 enum class QuantMode_t { NoQuant, F322F16, F322BF16, DEQF16, VDEQF16, QF322B8_PRE, VQF322B8_PRE, REQ8, VREQ8, DEQS322F16 };

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace AscendC {
 
@@ -105,8 +106,46 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
                   src.GetPhyAddr() + uint64_t{b} * (p.blockLen + p.srcStride) * 32 / sizeof(T), uint64_t{p.blockLen} * 32 / sizeof(T));
 }
 
+namespace twin {
+// L1 -> the bias table (C1 -> C2) on MTE1, per the hardware's copy_cbuf_to_bt: blockLen counts
+// 64-byte units of the destination, srcStride 32-byte and dstStride 64-byte gaps; a half source
+// is widened to float on the way (each 64-byte float unit reads 32 bytes of halves).
+template <typename D, typename S>
+inline void CopyToBiasTable(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCopyParams& p,
+                            const TwinLoc& loc) {
+  static_assert(std::is_same_v<D, float> || std::is_same_v<D, int32_t>, "the bias table holds float or int32 words");
+  static_assert(sizeof(S) == sizeof(D) || (std::is_same_v<D, float> && std::is_same_v<S, half>),
+                "L1 -> bias table copies float / int32, or widens half to float");
+  if (SpaceOf(src.GetPosition()) != TwinSpace::L1) TwinFailAt(loc, "DataCopy to the bias table (C2) reads L1 (C1) only");
+  CheckLocalAlign(dst.GetPhyAddr(), 64, "DataCopy destination (bias table)", loc);
+  CheckLocalAlign(src.GetPhyAddr(), 32, "DataCopy source (L1)", loc);
+  constexpr uint64_t unit = 64 / sizeof(D);  // destination elements per 64-byte unit
+  const uint64_t dstSpan = p.blockCount == 0 ? 0 : (uint64_t{p.blockCount - 1u} * (p.blockLen + p.dstStride) + p.blockLen) * unit;
+  TwinCheckRangeAt(dst, dstSpan, "DataCopy to the bias table", loc);
+  Op op(MTE1, loc, "DataCopy (L1 -> bias table)");
+  for (uint32_t b = 0; b < p.blockCount; ++b) {
+    const uint64_t s = uint64_t{b} * (p.blockLen * unit * sizeof(S) + p.srcStride * 32u) / sizeof(S);
+    const uint64_t d = uint64_t{b} * (p.blockLen + p.dstStride) * unit, n = uint64_t{p.blockLen} * unit;
+    TwinCheckRangeAt(src, s + n, "DataCopy to the bias table (source)", loc);
+    op.Read(src.GetPhyAddr() + s, n * sizeof(S));
+    op.Write(dst.GetPhyAddr() + d, n * sizeof(D));
+    for (uint64_t i = 0; i < n; ++i)
+      dst.TwinSet(static_cast<uint32_t>(d + i), static_cast<D>(static_cast<float>(src.TwinGet(static_cast<uint32_t>(s + i)))));
+  }
+}
+}  // namespace twin
+
+// L1 half -> bias table float.
+template <typename D, typename S>
+inline void DataCopy(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCopyParams& p, TwinLoc loc = {}) {
+  if (SpaceOf(dst.GetPosition()) != TwinSpace::BT)
+    TwinFailAt(loc, "DataCopy between different dtypes converts only on the way into the bias table (C2)");
+  twin::CopyToBiasTable(dst, src, p, loc);
+}
+
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, TwinLoc loc = {}) {
+  if (SpaceOf(dst.GetPosition()) == TwinSpace::BT) return twin::CopyToBiasTable(dst, src, p, loc);
   TwinCheckRangeAt(dst, twin::SpanBytes(p.blockCount, p.blockLen, p.dstStride) / sizeof(T), "DataCopy local->local", loc);
   TwinCheckRangeAt(src, twin::SpanBytes(p.blockCount, p.blockLen, p.srcStride) / sizeof(T), "DataCopy local->local", loc);
   twin::Op op(SpaceOf(dst.GetPosition()) == TwinSpace::UB ? twin::V : twin::MTE3, loc, "DataCopy");

@@ -112,6 +112,10 @@ struct Core {
   // The Fixpipe registers the C API sets before asc_copy_l0c2gm (asc_set_l0c_copy_params / _prequant).
   uint16_t fixNdNum = 1, fixSrcNdStride = 0, fixDstNdStride = 0;
   uint64_t fixQuantScalar = 0;
+  // The img2col registers the C API sets before a 3D asc_copy_l12l0a: the feature map (W in bits
+  // 0-15, H in 16-31, pads left/right/top/bottom in the bytes above), the pad value's bits, and
+  // the L1 boundary in bytes (0: none).
+  uint64_t l13dFmatrix = 0, l13dPadding = 0, l13dSize = 0;
 };
 inline thread_local std::unique_ptr<Core> core;
 

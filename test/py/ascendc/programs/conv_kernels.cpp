@@ -1,0 +1,165 @@
+// Convolutions on the cube as AscendC authors write them: the feature map into L1 as
+// [C1][H * W][C0] (DataCopy Nd2Nz of the [H * W][C] map), img2col into L0A (LoadData with
+// LoadData3DParamsV2, or the C API's 3D asc_copy_l12l0a), the weight [K][Co] in FRACTAL_Z's k
+// order (k = ((c1 * Kh + kh) * Kw + kw) * C0 + c0) into L0B through the transposing load, Mmad,
+// Fixpipe to GM as [Ho * Wo][Co] floats. The bias variant starts C from the bias table (DataCopy
+// L1 -> C2, Mmad with a bias); the strided one (stride 2, dilation 2, pad 2) splits k in halves
+// by kStartPt and accumulates the second Mmad into L0C. Registered into kernels.cpp's table.
+#include "acl/acl.h"
+#include "kernel_operator.h"
+#include "c_api/asc_simd.h"
+#include "kernel_table.h"
+
+using namespace AscendC;
+
+namespace {
+constexpr uint32_t FRAC = 256;  // half elements in a 512-byte fractal
+
+template <uint16_t H, uint16_t W, uint8_t STRIDE, uint8_t DILATION, uint8_t PAD, bool BIAS, uint16_t K_PARTS>
+class KernelConv {
+  static constexpr uint16_t C = 32, N = 32, KH = 3, KW = 3, K = C * KH * KW, N1 = N / 16, K1 = K / 16;
+  static constexpr uint16_t HO = (H + 2 * PAD - DILATION * (KH - 1) - 1) / STRIDE + 1;
+  static constexpr uint16_t WO = (W + 2 * PAD - DILATION * (KW - 1) - 1) / STRIDE + 1;
+  static constexpr uint16_t M = HO * WO, M1 = (M + 15) / 16, KP = K / K_PARTS, KP1 = KP / 16;
+
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR w, GM_ADDR bias, GM_ADDR y) {
+    xGm.SetGlobalBuffer((__gm__ half*)x);
+    wGm.SetGlobalBuffer((__gm__ half*)w);
+    biasGm.SetGlobalBuffer((__gm__ float*)bias);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    pipe.InitBuffer(inQueueA1, 1, H * W * C * sizeof(half));
+    pipe.InitBuffer(inQueueB1, 1, K * N * sizeof(half));
+    pipe.InitBuffer(inQueueA2, 1, M1 * 16 * KP * sizeof(half));
+    pipe.InitBuffer(inQueueB2, 1, KP * N * sizeof(half));
+    pipe.InitBuffer(outQueueCO1, 1, M1 * 16 * N * sizeof(float));
+    if constexpr (BIAS) {
+      pipe.InitBuffer(inQueueC1, 1, N * sizeof(float));
+      pipe.InitBuffer(inQueueC2, 1, N * sizeof(float));
+    }
+  }
+  __aicore__ inline void Process() {
+    CopyIn();
+    LocalTensor<half> a1 = inQueueA1.DeQue<half>();
+    LocalTensor<half> b1 = inQueueB1.DeQue<half>();
+    LocalTensor<float> c1 = outQueueCO1.AllocTensor<float>();
+    LocalTensor<float> bt;
+    if constexpr (BIAS) bt = LoadBias();
+    for (uint16_t part = 0; part < K_PARTS; ++part) {
+      LocalTensor<half> a2 = inQueueA2.AllocTensor<half>();
+      uint8_t pads[PAD_SIZE] = {PAD, PAD, PAD, PAD};
+      LoadData(a2, a1, LoadData3DParamsV2<half>(pads, H, W, C, KP, M, part * KP, 0, STRIDE, STRIDE, KW, KH, DILATION,
+                                                DILATION, false, false, half(0)));
+      inQueueA2.EnQue(a2);
+      LocalTensor<half> b2 = inQueueB2.AllocTensor<half>();
+      for (uint16_t i = 0; i < KP1; ++i)  // [K][N] in NZ -> nZ: the k-fractal row of this part, transposed
+        LoadData(b2[i * N1 * FRAC], b1, LoadData2DParams(part * KP1 + i, N1, K1, 0, 0, true, 0));
+      inQueueB2.EnQue(b2);
+      a2 = inQueueA2.DeQue<half>();
+      b2 = inQueueB2.DeQue<half>();
+      MmadParams p;
+      p.m = M;
+      p.n = N;
+      p.k = KP;
+      p.cmatrixInitVal = part == 0;
+      if (BIAS && part == 0) {
+        Mmad(c1, a2, b2, bt, p);
+      } else {
+        Mmad(c1, a2, b2, p);
+      }
+      inQueueA2.FreeTensor(a2);
+      inQueueB2.FreeTensor(b2);
+    }
+    if constexpr (BIAS) inQueueC2.FreeTensor(bt);
+    inQueueA1.FreeTensor(a1);
+    inQueueB1.FreeTensor(b1);
+    outQueueCO1.EnQue(c1);
+    c1 = outQueueCO1.DeQue<float>();
+    FixpipeParamsV220 f;
+    f.nSize = N;
+    f.mSize = M;
+    f.srcStride = M1 * 16;
+    f.dstStride = N;
+    Fixpipe(yGm, c1, f);
+    outQueueCO1.FreeTensor(c1);
+  }
+
+ private:
+  __aicore__ inline void CopyIn() {
+    LocalTensor<half> a1 = inQueueA1.AllocTensor<half>();
+    LocalTensor<half> b1 = inQueueB1.AllocTensor<half>();
+    DataCopy(a1, xGm, Nd2NzParams(1, H * W, C, 0, C, H * W, 1, 0));  // [H * W][C] -> [C1][H * W][C0]
+    DataCopy(b1, wGm, Nd2NzParams(1, K, N, 0, N, K, 1, 0));
+    inQueueA1.EnQue(a1);
+    inQueueB1.EnQue(b1);
+  }
+  __aicore__ inline LocalTensor<float> LoadBias() {
+    LocalTensor<float> l1 = inQueueC1.AllocTensor<float>();
+    DataCopy(l1, biasGm, N);
+    inQueueC1.EnQue(l1);
+    l1 = inQueueC1.DeQue<float>();
+    LocalTensor<float> bt = inQueueC2.AllocTensor<float>();
+    DataCopy(bt, l1, DataCopyParams(1, N * sizeof(float) / 64, 0, 0));  // blockLen in 64-byte units
+    inQueueC2.EnQue(bt);
+    inQueueC1.FreeTensor(l1);
+    return inQueueC2.DeQue<float>();
+  }
+
+  TPipe pipe;
+  TQue<QuePosition::A1, 1> inQueueA1;
+  TQue<QuePosition::B1, 1> inQueueB1;
+  TQue<QuePosition::C1, 1> inQueueC1;
+  TQue<QuePosition::A2, 1> inQueueA2;
+  TQue<QuePosition::B2, 1> inQueueB2;
+  TQue<QuePosition::C2, 1> inQueueC2;
+  TQue<QuePosition::CO1, 1> outQueueCO1;
+  GlobalTensor<half> xGm, wGm;
+  GlobalTensor<float> biasGm, yGm;
+};
+
+// The same 6 x 7 x 32 -> 6 x 7 x 32 convolution (3 x 3, pad 1) through the C API: the feature map
+// registers (asc_set_l13d_fmatrix / asc_set_l13d_padding), then one 3D asc_copy_l12l0a.
+__aicore__ inline void CApiConv(GM_ADDR x, GM_ADDR w, GM_ADDR y) {
+  constexpr uint16_t H = 6, W = 7, C = 32, N = 32, K = C * 9, M = H * W, M1 = (M + 15) / 16, N1 = N / 16, K1 = K / 16;
+  asc_init();
+  __cbuf__ half x_l1[H * W * C], w_l1[K * N];
+  __ca__ half a_l0[M1 * 16 * K];
+  __cb__ half b_l0[K * N];
+  __cc__ float c_l0[M1 * 16 * N];
+  asc_copy_gm2l1_nd2nz(x_l1, (__gm__ half*)x, 1, H * W, C, 0, C, H * W, 1, 0);
+  asc_copy_gm2l1_nd2nz(w_l1, (__gm__ half*)w, 1, K, N, 0, N, K, 1, 0);
+  asc_sync_notify(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_set_l13d_fmatrix(W, H, 1, 1, 1, 1);
+  asc_set_l13d_padding(uint64_t{0});
+  asc_copy_l12l0a(a_l0, x_l1, K, M, 0, 0, 1, 1, 3, 3, 1, 1, false, false, false, false, C);
+  for (uint16_t ki = 0; ki < K1; ++ki) asc_copy_l12l0b_trans(b_l0 + ki * N1 * FRAC, w_l1, ki, N1, K1, 0, false, 0);
+  asc_sync_notify(PIPE_MTE1, PIPE_M, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE1, PIPE_M, EVENT_ID0);
+  asc_mmad(c_l0, a_l0, b_l0, M, K, N, 0, false, false, true);
+  asc_sync_notify(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_sync_wait(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_set_l0c_copy_params(1, 0, 0);
+  asc_copy_l0c2gm((__gm__ float*)y, c_l0, N, M, N, M1 * 16, 0, static_cast<uint64_t>(QuantMode_t::NoQuant), 0, false,
+                  true);
+  asc_sync();
+}
+}  // namespace
+
+extern "C" __global__ __cube__ void conv_bias(GM_ADDR x, GM_ADDR w, GM_ADDR bias, GM_ADDR y) {
+  KernelConv<6, 7, 1, 1, 1, true, 1> op;
+  op.Init(x, w, bias, y);
+  op.Process();
+}
+extern "C" __global__ __cube__ void conv_strided(GM_ADDR x, GM_ADDR w, GM_ADDR bias, GM_ADDR y) {
+  KernelConv<9, 9, 2, 2, 2, false, 2> op;
+  op.Init(x, w, bias, y);
+  op.Process();
+}
+extern "C" __global__ __cube__ void c_api_conv(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv(x, w, y); }
+
+static const RegisterKernels kConvKernels({
+    {"conv_bias", [](auto& a, uint32_t d, aclrtStream s) { conv_bias<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"conv_strided", [](auto& a, uint32_t d, aclrtStream s) { conv_strided<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"c_api_conv", [](auto& a, uint32_t d, aclrtStream s) { c_api_conv<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+});
