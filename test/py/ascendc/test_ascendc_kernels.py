@@ -4,8 +4,9 @@ with numpy: mask / repeat vector forms, TBuf and scalar access, reductions, comp
 gather, basic-API cube matmuls with and without a transposed B, a 1 cube : 2 vector mix kernel,
 atomics with SyncAll, and the synchronization and assertion failures the twin must report.
 
-All kernels live in programs/kernels.cpp and programs/conv_kernels.cpp (img2col convolutions,
-the bias table), built once into one program (npu-ascendc caches the executable).
+All kernels live in programs/kernels.cpp, programs/cube_kernels.cpp (img2col convolutions, the
+bias table, asc_fill_l1) and programs/c_api_compare_kernels.cpp, built once into one program
+(npu-ascendc caches the executable).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _source_line(marker: str, source: str = "kernels.cpp") -> int:
 @pytest.fixture(scope="module")
 def kernels() -> Path:
     try:
-        return npu_ascendc.build([PROGRAMS / "kernels.cpp", PROGRAMS / "conv_kernels.cpp"])
+        return npu_ascendc.build([PROGRAMS / f for f in ("kernels.cpp", "cube_kernels.cpp", "c_api_compare_kernels.cpp")])
     except npu_ascendc.BuildError as exc:
         if "not built" in str(exc):
             pytest.skip(str(exc))
@@ -258,6 +259,28 @@ def test_img2col_convolution_on_the_cube(kernels, tmp_path, name):
     (y,), _ = run(kernels, tmp_path, name, 1, inputs, [(want.size, np.float32)])
     want += bias if name == "conv_bias" else 0
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-3, atol=1e-3)
+
+
+def test_c_api_fill_l1(kernels, tmp_path):
+    b = np.random.default_rng(9).standard_normal((32, 32)).astype(np.float16)
+    (c,), _ = run(kernels, tmp_path, "c_api_fill_matmul", 1, [b], [(16 * 32, np.float32)])
+    want = np.repeat(0.5 * b.astype(np.float64).sum(axis=0, keepdims=True), 16, axis=0)
+    np.testing.assert_allclose(c.reshape(16, 32), want, rtol=1e-4, atol=1e-3)
+
+
+def test_c_api_compare_and_select(kernels, tmp_path):
+    rng = np.random.default_rng(10)
+    x, y = rng.standard_normal((2, 256), dtype=np.float32)
+    x[::7] = y[::7]  # ties
+    pattern = rng.integers(0, 256, 32, dtype=np.uint8)
+    outs = [(32, np.uint8), (32, np.uint8), (256, np.float32), (256, np.float32)]
+    (lt, gt, z, w), _ = run(kernels, tmp_path, "c_api_compare_select", 1, [x, y, pattern], outs)
+    np.testing.assert_array_equal(np.unpackbits(lt, bitorder="little").astype(bool), x < y)
+    first = np.unpackbits(gt[:8], bitorder="little").astype(bool)          # 64 lanes of one repeat
+    np.testing.assert_array_equal(first, x[:64] > y[:64])
+    np.testing.assert_array_equal(z, np.where(np.tile(first, 4), x, y))    # the same bits for every repeat
+    picked = np.unpackbits(pattern[:8], bitorder="little").astype(bool)
+    np.testing.assert_array_equal(w, np.where(np.tile(picked, 4), x, y))
 
 
 def test_high_level_matmul_api_misuse_is_reported(kernels, tmp_path):

@@ -4,7 +4,8 @@
 // order (k = ((c1 * Kh + kh) * Kw + kw) * C0 + c0) into L0B through the transposing load, Mmad,
 // Fixpipe to GM as [Ho * Wo][Co] floats. The bias variant starts C from the bias table (DataCopy
 // L1 -> C2, Mmad with a bias); the strided one (stride 2, dilation 2, pad 2) splits k in halves
-// by kStartPt and accumulates the second Mmad into L0C. Registered into kernels.cpp's table.
+// by kStartPt and accumulates the second Mmad into L0C. Also a C-API matmul whose A is filled in
+// L1 by asc_fill_l1. Registered into kernels.cpp's table.
 #include "acl/acl.h"
 #include "kernel_operator.h"
 #include "c_api/asc_simd.h"
@@ -144,6 +145,33 @@ __aicore__ inline void CApiConv(GM_ADDR x, GM_ADDR w, GM_ADDR y) {
                   true);
   asc_sync();
 }
+// C[16][32] = A * B with A [16][32] all `value` (asc_fill_l1 of A's L1 fractals) and B [32][32] from GM:
+// every row of C is value times B's column sums.
+__aicore__ inline void CApiFillMatmul(GM_ADDR b, GM_ADDR c) {
+  constexpr uint16_t M = 16, K = 32, N = 32, K1 = K / 16, N1 = N / 16;
+  asc_init();
+  __cbuf__ half a_l1[M * K], b_l1[K * N];
+  __ca__ half a_l0[M * K];
+  __cb__ half b_l0[K * N];
+  __cc__ float c_l0[M * N];
+  asc_fill_value_config fill;
+  fill.repeat = 1;
+  fill.block_num = M * K * sizeof(half) / 32;
+  asc_fill_l1(a_l1, half(0.5f), fill);
+  asc_copy_gm2l1_nd2nz(b_l1, (__gm__ half*)b, 1, K, N, 0, N, K, 1, 0);
+  asc_sync_notify(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_copy_l12l0a(a_l0, a_l1, 0, K1, 1, 0);
+  for (uint16_t ki = 0; ki < K1; ++ki) asc_copy_l12l0b_trans(b_l0 + ki * N1 * FRAC, b_l1, ki, N1, K1, 0, false, 0);
+  asc_sync_notify(PIPE_MTE1, PIPE_M, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE1, PIPE_M, EVENT_ID0);
+  asc_mmad(c_l0, a_l0, b_l0, M, K, N, 0, false, false, true);
+  asc_sync_notify(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_sync_wait(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_set_l0c_copy_params(1, 0, 0);
+  asc_copy_l0c2gm((__gm__ float*)c, c_l0, N, M, N, M, 0, static_cast<uint64_t>(QuantMode_t::NoQuant), 0, false, true);
+  asc_sync();
+}
 }  // namespace
 
 extern "C" __global__ __cube__ void conv_bias(GM_ADDR x, GM_ADDR w, GM_ADDR bias, GM_ADDR y) {
@@ -157,9 +185,11 @@ extern "C" __global__ __cube__ void conv_strided(GM_ADDR x, GM_ADDR w, GM_ADDR b
   op.Process();
 }
 extern "C" __global__ __cube__ void c_api_conv(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv(x, w, y); }
+extern "C" __global__ __cube__ void c_api_fill_matmul(GM_ADDR b, GM_ADDR c) { CApiFillMatmul(b, c); }
 
 static const RegisterKernels kConvKernels({
     {"conv_bias", [](auto& a, uint32_t d, aclrtStream s) { conv_bias<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"conv_strided", [](auto& a, uint32_t d, aclrtStream s) { conv_strided<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_conv", [](auto& a, uint32_t d, aclrtStream s) { c_api_conv<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"c_api_fill_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_fill_matmul<<<d, nullptr, s>>>(a[0], a[1]); }},
 });

@@ -17,13 +17,14 @@
 // asc_set_l13d_padding, asc_set_l13d_size) and is twin/load3d.h's Load3Dv2.
 //
 // Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: the 3D load into L0B and the
-// repeat registers (asc_set_l13d_rpt), sparse and int4 forms, asc_fill_*, the BiasTable from the
+// repeat registers (asc_set_l13d_rpt), sparse and int4 forms, asc_fill_l0a/l0b, the BiasTable from the
 // C API (asc_copy_l12bt, c_matrix_source = true; the class API has it) and the fixpipe buffer (no
 // vector quantization), channel split, unit flags.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernel_operator.h"
 
@@ -113,6 +114,50 @@ __aicore__ inline void asc_copy_gm2l1_nd2nz_sync(__cbuf__ T* dst, __gm__ T* src,
                                                  uint16_t dst_nz_matrix_stride, AscendC::TwinLoc loc = {}) {
   asc_copy_gm2l1_nd2nz(dst, src, nd_num, n_value, d_value, src_nd_matrix_stride, src_d_value, dst_nz_c0_stride,
                        dst_nz_n_stride, dst_nz_matrix_stride, loc);
+  AscendC::twin::BarrierAll();
+}
+
+// asc_fill_l1: repeat iterations of block_num 32-byte blocks, dst_gap blocks apart, set to value
+// (a 16-bit destination takes a half's bits or the low 16 bits of a uint32_t; a 32-bit one a
+// uint32_t's bits): the class API's InitConstValue on L1.
+union asc_fill_value_config {
+  uint64_t config = 0;
+  struct {
+    uint64_t repeat : 15;
+    uint64_t reserved1 : 1;
+    uint64_t block_num : 15;
+    uint64_t reserved2 : 1;
+    uint64_t dst_gap : 15;
+    uint64_t reserved3 : 17;
+  };
+};
+template <typename T, typename V>
+__aicore__ inline void asc_fill_l1(__cbuf__ T* dst, V value, const asc_fill_value_config& config,
+                                   AscendC::TwinLoc loc = {}) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "asc_fill_l1 fills 16- or 32-bit elements");
+  static_assert(std::is_same_v<V, half> || std::is_same_v<V, uint32_t> || std::is_same_v<V, bfloat16_t>,
+                "asc_fill_l1 takes a half, bfloat16_t or uint32_t value");
+  if (sizeof(T) == 4 && sizeof(V) == 2)
+    AscendC::TwinFailAt(loc, "asc_fill_l1 of a 32-bit destination with a 16-bit value is not modelled by the twin");
+  T fill;
+  if constexpr (sizeof(V) == sizeof(T)) {
+    std::memcpy(&fill, &value, sizeof fill);
+  } else {
+    const uint16_t bits = static_cast<uint16_t>(value);
+    std::memcpy(&fill, &bits, sizeof fill);
+  }
+  const uint64_t repeat = config.repeat, blocks = config.block_num, gap = config.dst_gap;
+  auto l1 = AscendC::twin::CubeTensor(dst, AscendC::TwinSpace::L1, AscendC::TPosition::A1,
+                                      repeat == 0 ? 0 : ((repeat - 1) * (blocks + gap) + blocks) * 32u / sizeof(T),
+                                      "asc_fill_l1", loc);
+  AscendC::InitConstValue(l1, AscendC::InitConstValueParams<T>(static_cast<uint16_t>(repeat), static_cast<uint16_t>(blocks),
+                                                               static_cast<uint16_t>(gap), fill),
+                          loc);
+}
+template <typename T, typename V>
+__aicore__ inline void asc_fill_l1_sync(__cbuf__ T* dst, V value, const asc_fill_value_config& config,
+                                        AscendC::TwinLoc loc = {}) {
+  asc_fill_l1(dst, value, config, loc);
   AscendC::twin::BarrierAll();
 }
 

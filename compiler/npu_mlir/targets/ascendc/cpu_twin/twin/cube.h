@@ -78,8 +78,8 @@ struct InitConstValueParams {
       : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
   InitConstValueParams(uint16_t repeatTimesIn, T initValueIn) : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
   uint16_t repeatTimes = 0;  // iterations
-  uint16_t blockNum = 0;     // 32-byte blocks set per iteration
-  uint16_t dstGap = 0;       // 32-byte blocks skipped between iterations
+  uint16_t blockNum = 0;     // blocks set per iteration: 32 bytes in L1, 512 in L0A / L0B
+  uint16_t dstGap = 0;       // blocks skipped between iterations, in the same unit
   T initValue = T(0);
 };
 
@@ -87,8 +87,10 @@ struct InitConstValueParams {
 template <typename T, typename U>
 inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<U>& p, TwinLoc loc = {}) {
   TwinCheckSpace(dst.GetPosition(), {TPosition::A1, TPosition::A2, TPosition::B2}, "InitConstValue", loc);
-  twin::Op op(SpaceOf(dst.GetPosition()) == TwinSpace::L1 ? twin::MTE2 : twin::MTE1, loc, "InitConstValue");
-  const uint32_t perBlock = 32 / sizeof(T);
+  const bool l1 = SpaceOf(dst.GetPosition()) == TwinSpace::L1;
+  twin::CheckLocalAlign(dst.GetPhyAddr(), l1 ? 32 : 512, l1 ? "InitConstValue (L1)" : "InitConstValue (L0A/L0B)", loc);
+  twin::Op op(l1 ? twin::MTE2 : twin::MTE1, loc, "InitConstValue");
+  const uint32_t perBlock = (l1 ? 32u : 512u) / sizeof(T);
   for (uint32_t r = 0; r < p.repeatTimes; ++r) {
     uint64_t base = uint64_t{r} * (uint64_t{p.blockNum} + p.dstGap) * perBlock;
     uint64_t n = uint64_t{p.blockNum} * perBlock;
