@@ -11,6 +11,7 @@ unless every one of its nodes was refused.
 
 from __future__ import annotations
 
+import heapq
 import operator
 import warnings
 from typing import Any, Callable, Sequence
@@ -85,12 +86,10 @@ def _run_eagerly(node: torch.fx.Node, reason: str) -> None:
                       f"({reason}); torch.npu.compile_stats()['split_nodes'] lists every such op.", stacklevel=2)
 
 
-def _split(gm: torch.fx.GraphModule, examples: Sequence[Any], part: dict[torch.fx.Node, int],
-           in_order: bool = True) -> torch.fx.GraphModule:
+def _split(gm: torch.fx.GraphModule, examples: Sequence[Any], part: dict[torch.fx.Node, int]) -> torch.fx.GraphModule:
     """gm as calls of submodules submod_<part>, each call node carrying its inputs' fake values; the
-    calls in the order of the parts' first nodes (`in_order`: each part only reads earlier ones), else
-    in an order of their dependencies."""
-    split = split_module(gm, None, lambda n: part[n], keep_original_order=in_order)
+    calls in the order of the parts' first nodes (each part only reads earlier ones)."""
+    split = split_module(gm, None, lambda n: part[n], keep_original_order=True)
     mode = detect_fake_mode(examples)
     if mode is None:
         mode = torch._subclasses.FakeTensorMode(allow_non_fake_inputs=True)
@@ -155,24 +154,89 @@ def compile_or_bisect(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Call
         return _eager(split)
 
 
+def _draws(node: torch.fx.Node) -> bool:
+    """Whether `node` takes Philox counters from the default npu generator when it runs (compiled or eager)."""
+    return node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and \
+        torch.Tag.nondeterministic_seeded in node.target.tags and node.kwargs.get("generator") is None
+
+
+def _capability_parts(gm: torch.fx.GraphModule) -> dict[torch.fx.Node, int]:
+    """Node -> capability partition, each partition convex in the graph whose random nodes are also
+    chained in their order (each reads the one before it): a partition then never holds draws from
+    both sides of another piece's draw, so the pieces can run in draw order."""
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    graph.output(graph.graph_copy(gm.graph, env))
+    draws = [n for n in graph.nodes if _draws(n)]
+    for before, node in zip(draws, draws[1:]):
+        node.kwargs = {**node.kwargs, "_draws_after": before}  # seen by the partitioner only, never run
+    partitions = CapabilityBasedPartitioner(torch.fx.GraphModule(gm, graph), _Compilable(),
+                                            allows_single_node_partition=True).propose_partitions()
+    original = {copy: node for node, copy in env.items()}
+    part = {original[node]: p for p, partition in enumerate(partitions) for node in partition.nodes}
+    # An element goes with its multi-output node (the partitioner may leave it with its users when the
+    # chain keeps the node out): only tensors cross between pieces.
+    for node in part:
+        if node.target is operator.getitem and node.args[0] in part:
+            part[node] = part[node.args[0]]
+    return part
+
+
+def _in_draw_order(gm: torch.fx.GraphModule, part: dict[torch.fx.Node, int]) \
+        -> tuple[torch.fx.GraphModule, dict[torch.fx.Node, int]]:
+    """gm (and `part` for its nodes) with each part's nodes contiguous, the parts in an order of their dependencies in which the
+    random nodes run in graph order (as eager draws them: the same seed gives the same numbers) and,
+    where free, a part whose first node comes earlier runs earlier."""
+    nodes = [n for n in gm.graph.nodes if n in part]
+    position = {n: i for i, n in enumerate(nodes)}
+    members: dict[int, list[torch.fx.Node]] = {}
+    for node in nodes:
+        members.setdefault(part[node], []).append(node)
+    after: dict[int, set[int]] = {p: set() for p in members}
+    for node in nodes:
+        after[part[node]].update(part[i] for i in node.all_input_nodes if i in part and part[i] != part[node])
+    draws = [n for n in nodes if _draws(n)]
+    for before, node in zip(draws, draws[1:]):
+        if part[before] != part[node]:
+            after[part[node]].add(part[before])
+    ready = [(position[m[0]], p) for p, m in members.items() if not after[p]]
+    heapq.heapify(ready)
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            env[node] = graph.node_copy(node, lambda x: env[x])
+    while ready:
+        _, p = heapq.heappop(ready)
+        for node in members.pop(p):
+            env[node] = graph.node_copy(node, lambda x: env[x])
+        for q, waits in after.items():
+            if p in waits:
+                waits.discard(p)
+                if not waits and q in members:
+                    heapq.heappush(ready, (position[members[q][0]], q))
+    if members:  # _capability_parts made the parts convex with the draw chain: not reached
+        raise AssertionError(f"graph pieces with circular dependencies: {sorted(members)}")
+    graph.output(torch.fx.node.map_arg(gm.graph.output_node().args[0], lambda x: env[x]))
+    return torch.fx.GraphModule(gm, graph), {env[n]: p for n, p in part.items()}
+
+
 def compile_graph(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Callable[[list], Any]:
     """An AOT graph as compiled pieces and eager nodes; called with the graph's inputs as a list."""
     if all(node.op != "call_function" or _why_not(node) is None for node in gm.graph.nodes):
         return compile_or_bisect(gm, examples)
-    partitions = CapabilityBasedPartitioner(gm, _Compilable(), allows_single_node_partition=True).propose_partitions()
-    part: dict[torch.fx.Node, int] = {}
-    for p, partition in enumerate(partitions):
-        for node in partition.nodes:
-            part[node] = p
+    part = _capability_parts(gm)
+    compiled = set(part.values())
     # Each node left out is a piece of its own that runs eagerly.
     for node in gm.graph.nodes:
         if node.op not in ("placeholder", "output") and node not in part:
-            part[node] = len(partitions) + len(part)
+            part[node] = len(compiled) + len(part)
             reason = _why_not(node) if node.op == "call_function" else f"a {node.op} node"
             _run_eagerly(node, reason or "outside every compiled piece")
-    compiled = {part[n] for partition in partitions for n in partition.nodes}
-    # A capability partition may take nodes from both sides of an eager node it does not depend on.
-    split = _split(gm, examples, part, in_order=False)
+    # A capability partition may take nodes from both sides of an eager node it does not depend on:
+    # the pieces run in an order of their dependencies (and draws), not of their first nodes.
+    ordered, part = _in_draw_order(gm, part)
+    split = _split(ordered, examples, part)
     _pieces(split, lambda name, child, child_examples: compile_or_bisect(child, child_examples)
             if int(name.removeprefix("submod_")) in compiled else _eager(child))
     return _eager(split)

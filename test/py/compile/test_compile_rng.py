@@ -70,3 +70,27 @@ def test_random_ops_draw_the_eager_numbers(compile_stats):
     assert torch.equal(got_state, expected_state)
     stats = compile_stats()
     assert stats["split_nodes"] == {} and stats["graphs_compiled"] == 1, stats
+
+
+def _split_draws(x: torch.Tensor, y: torch.Tensor):
+    a = torch.nn.functional.dropout(x, 0.5)
+    e = (x * 1).exponential_()  # an op rng.py lacks: an eager npu node drawing from the same generator
+    b = torch.nn.functional.dropout(y, 0.5)
+    return a, e, b
+
+
+def test_pieces_draw_in_eager_order_around_a_split(compile_stats):
+    # The two dropouts could share one piece (they do not depend on the eager node): its draws then come
+    # before or after the eager node's, not around them, so the pieces are split and run in draw order.
+    x, y = torch.randn(64).npu(), torch.randn(64).npu()
+    compiled = torch.compile(_split_draws, backend="npu-mlir")
+    with torch.no_grad():
+        torch.npu.manual_seed(5)
+        got, got_state = compiled(x, y), torch.npu.get_rng_state()
+        torch.npu.manual_seed(5)
+        expected, expected_state = _split_draws(x, y), torch.npu.get_rng_state()
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g.cpu(), e.cpu(), rtol=0, atol=0)
+    assert torch.equal(got_state, expected_state)
+    stats = compile_stats()
+    assert list(stats["split_nodes"]) == ["aten.exponential.default"] and stats["graphs_compiled"] == 2, stats
