@@ -261,6 +261,22 @@ def test_img2col_convolution_on_the_cube(kernels, tmp_path, name):
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-3, atol=1e-3)
 
 
+def test_fixpipe_to_l1_feeds_the_next_matmul(kernels, tmp_path):
+    rng = np.random.default_rng(12)
+    a, b, e = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(3))
+    (d,), _ = run(kernels, tmp_path, "matmul_chain", 1, [a, b, e], [(32 * 32, np.float32)])
+    p = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)  # F322F16 on the way into L1
+    np.testing.assert_allclose(d.reshape(32, 32), p.astype(np.float64) @ e.astype(np.float64), rtol=1e-3, atol=1e-2)
+
+
+def test_missing_fixpipe_to_load_flag_is_reported(kernels, tmp_path):
+    z = np.zeros(32 * 32, np.float16)
+    _, proc = run(kernels, tmp_path, "matmul_chain_no_flag", 1, [z, z, z], [(32 * 32, np.float32)], check=False)
+    assert proc.returncode != 0
+    assert "reads L1" in proc.stderr and "written by Fixpipe (PIPE_FIX)" in proc.stderr, proc.stderr
+    assert "FIX_MTE1" in proc.stderr
+
+
 def test_c_api_fill_l1(kernels, tmp_path):
     b = np.random.default_rng(9).standard_normal((32, 32)).astype(np.float16)
     (c,), _ = run(kernels, tmp_path, "c_api_fill_matmul", 1, [b], [(16 * 32, np.float32)])

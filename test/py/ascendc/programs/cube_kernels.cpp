@@ -4,8 +4,10 @@
 // order (k = ((c1 * Kh + kh) * Kw + kw) * C0 + c0) into L0B through the transposing load, Mmad,
 // Fixpipe to GM as [Ho * Wo][Co] floats. The bias variant starts C from the bias table (DataCopy
 // L1 -> C2, Mmad with a bias); the strided one (stride 2, dilation 2, pad 2) splits k in halves
-// by kStartPt and accumulates the second Mmad into L0C. Also a C-API matmul whose A is filled in
-// L1 by asc_fill_l1. Registered into kernels.cpp's table.
+// by kStartPt and accumulates the second Mmad into L0C. The chained matmul keeps A * B on chip:
+// Fixpipe from L0C to L1 (NZ, F322F16), which is the next Mmad's A (matmul_chain_no_flag forgets
+// the FIX -> MTE1 flag between them). Also a C-API matmul whose A is filled in L1 by asc_fill_l1.
+// Registered into kernels.cpp's table.
 #include "acl/acl.h"
 #include "kernel_operator.h"
 #include "c_api/asc_simd.h"
@@ -145,6 +147,78 @@ __aicore__ inline void CApiConv(GM_ADDR x, GM_ADDR w, GM_ADDR y) {
                   true);
   asc_sync();
 }
+// D[32][32] = (A * B) * E, halves in, floats out: P = A * B goes L0C -> L1 as half NZ ([N1][M][16],
+// the layout Nd2Nz gives an A) and from there into L0A like any A.
+template <bool FORGET_FLAG>
+class KernelMatmulChain {
+  static constexpr uint16_t M = 32, K = 32, N = 32, M1 = M / 16, K1 = K / 16, N1 = N / 16;
+
+ public:
+  __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR e, GM_ADDR d) {
+    aGm.SetGlobalBuffer((__gm__ half*)a);
+    bGm.SetGlobalBuffer((__gm__ half*)b);
+    eGm.SetGlobalBuffer((__gm__ half*)e);
+    dGm.SetGlobalBuffer((__gm__ float*)d);
+    pipe.InitBuffer(l1, 4 * M * K * sizeof(half));  // A, B, E, P
+    pipe.InitBuffer(l0a, M * K * sizeof(half));
+    pipe.InitBuffer(l0b, K * N * sizeof(half));
+    pipe.InitBuffer(l0c, M * N * sizeof(float));
+  }
+  __aicore__ inline void Process() {
+    LocalTensor<half> all = l1.Get<half>();
+    LocalTensor<half> a1 = all, b1 = all[M * K], e1 = all[2 * M * K], p1 = all[3 * M * K];
+    LocalTensor<half> a2 = l0a.Get<half>(), b2 = l0b.Get<half>();
+    LocalTensor<float> c1 = l0c.Get<float>();
+    DataCopy(a1, aGm, Nd2NzParams(1, M, K, 0, K, M, 1, 0));
+    DataCopy(b1, bGm, Nd2NzParams(1, K, N, 0, N, K, 1, 0));
+    DataCopy(e1, eGm, Nd2NzParams(1, K, N, 0, N, K, 1, 0));
+    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    MatmulInto(c1, a2, b2, a1, b1);
+    SetFlag<HardEvent::M_MTE1>(EVENT_ID0);  // L0A / L0B are reloaded: the first Mmad must have read them
+    WaitFlag<HardEvent::M_MTE1>(EVENT_ID0);
+    FixpipeParamsV220 f;  // P to L1 in NZ: 16-column groups of M rows, M * 16 halves (dstStride 32-byte blocks) apart
+    f.nSize = N;
+    f.mSize = M;
+    f.srcStride = M;
+    f.dstStride = M * 16 * sizeof(half) / 32;
+    f.quantPre = QuantMode_t::F322F16;
+    Fixpipe<half, float, CFG_NZ>(p1, c1, f);
+    SetFlag<HardEvent::FIX_M>(EVENT_ID0);  // L0C is rewritten by the second Mmad: Fixpipe must have read it
+    WaitFlag<HardEvent::FIX_M>(EVENT_ID0);
+    if constexpr (!FORGET_FLAG) {
+      SetFlag<HardEvent::FIX_MTE1>(EVENT_ID0);
+      WaitFlag<HardEvent::FIX_MTE1>(EVENT_ID0);
+    }
+    MatmulInto(c1, a2, b2, p1, e1);
+    f.dstStride = N;
+    f.quantPre = QuantMode_t::NoQuant;
+    Fixpipe(dGm, c1, f);
+  }
+
+ private:
+  // C (L0C) = X * Y for X [M][K] and Y [K][N] in L1 as NZ.
+  __aicore__ inline void MatmulInto(const LocalTensor<float>& c1, const LocalTensor<half>& a2,
+                                    const LocalTensor<half>& b2, const LocalTensor<half>& x1,
+                                    const LocalTensor<half>& y1) {
+    for (uint16_t i = 0; i < M1; ++i) LoadData(a2[i * 16 * K], x1[i * FRAC], LoadData2DParams(0, K1, M1, 0, 0, false, 0));
+    for (uint16_t i = 0; i < K1; ++i) LoadData(b2[i * N1 * FRAC], y1, LoadData2DParams(i, N1, K1, 0, 0, true, 0));
+    SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    Mmad(c1, a2, b2, MmadParams(M, N, K, 0, false, true));
+    SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+    WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+  }
+
+  TPipe pipe;
+  TBuf<TPosition::A1> l1;
+  TBuf<TPosition::A2> l0a;
+  TBuf<TPosition::B2> l0b;
+  TBuf<TPosition::CO1> l0c;
+  GlobalTensor<half> aGm, bGm, eGm;
+  GlobalTensor<float> dGm;
+};
+
 // C[16][32] = A * B with A [16][32] all `value` (asc_fill_l1 of A's L1 fractals) and B [32][32] from GM:
 // every row of C is value times B's column sums.
 __aicore__ inline void CApiFillMatmul(GM_ADDR b, GM_ADDR c) {
@@ -184,12 +258,25 @@ extern "C" __global__ __cube__ void conv_strided(GM_ADDR x, GM_ADDR w, GM_ADDR b
   op.Init(x, w, bias, y);
   op.Process();
 }
+extern "C" __global__ __cube__ void matmul_chain(GM_ADDR a, GM_ADDR b, GM_ADDR e, GM_ADDR d) {
+  KernelMatmulChain<false> op;
+  op.Init(a, b, e, d);
+  op.Process();
+}
+extern "C" __global__ __cube__ void matmul_chain_no_flag(GM_ADDR a, GM_ADDR b, GM_ADDR e, GM_ADDR d) {
+  KernelMatmulChain<true> op;
+  op.Init(a, b, e, d);
+  op.Process();
+}
 extern "C" __global__ __cube__ void c_api_conv(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv(x, w, y); }
 extern "C" __global__ __cube__ void c_api_fill_matmul(GM_ADDR b, GM_ADDR c) { CApiFillMatmul(b, c); }
 
 static const RegisterKernels kConvKernels({
     {"conv_bias", [](auto& a, uint32_t d, aclrtStream s) { conv_bias<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"conv_strided", [](auto& a, uint32_t d, aclrtStream s) { conv_strided<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_chain", [](auto& a, uint32_t d, aclrtStream s) { matmul_chain<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_chain_no_flag",
+     [](auto& a, uint32_t d, aclrtStream s) { matmul_chain_no_flag<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_conv", [](auto& a, uint32_t d, aclrtStream s) { c_api_conv<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
     {"c_api_fill_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_fill_matmul<<<d, nullptr, s>>>(a[0], a[1]); }},
 });
