@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -378,16 +379,20 @@ def test_printf_and_ascendc_assert(kernels, tmp_path):
 
 
 def test_worked_example_from_the_readme(tmp_path):
-    # npu-ascendc run: the README's example, one file with its ACL host program.
-    try:
-        exe = npu_ascendc.build([PROGRAMS / "leaky_add.cpp"], tmp_path / "leaky_add")
-    except npu_ascendc.BuildError as exc:
-        if "not built" in str(exc):
-            pytest.skip(str(exc))
-        raise
-    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    # The README's commands, as typed: `npu-ascendc run leaky_add.cpp` (one file with its ACL host
+    # program) and `npu-ascendc build ... -o app`, then the built program.
+    cli = [sys.executable, "-m", "npu_mlir.tools.npu_ascendc"]
+    proc = subprocess.run([*cli, "run", str(PROGRAMS / "leaky_add.cpp")], capture_output=True, text=True, timeout=300)
+    if "not built" in proc.stderr:
+        pytest.skip(proc.stderr)
     assert proc.returncode == 0, proc.stderr
-    assert "0 of 16384 elements wrong" in proc.stdout
+    assert "leaky_add: 0 of 16384 elements wrong" in proc.stdout
+    app = tmp_path / "app"
+    proc = subprocess.run([*cli, "build", str(PROGRAMS / "leaky_add.cpp"), "-o", str(app)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([str(app)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "0 of 16384 elements wrong" in proc.stdout, proc.stderr
 
 
 def test_launch_rewrite_reports_bad_syntax():
