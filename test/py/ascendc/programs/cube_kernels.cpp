@@ -102,7 +102,7 @@ class KernelConv {
     inQueueC1.EnQue(l1);
     l1 = inQueueC1.DeQue<float>();
     LocalTensor<float> bt = inQueueC2.AllocTensor<float>();
-    DataCopy(bt, l1, DataCopyParams(1, N * sizeof(float) / 64, 0, 0));  // blockLen in 64-byte units
+    DataCopy(bt, l1, DataCopyParams(1, N * sizeof(float) / 64, 0, 0));  // blockLen in 64-byte units on a 910B
     inQueueC2.EnQue(bt);
     inQueueC1.FreeTensor(l1);
     return inQueueC2.DeQue<float>();

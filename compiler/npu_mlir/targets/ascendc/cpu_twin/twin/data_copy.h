@@ -42,8 +42,24 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint
   twin::GmStore(dst.GetPhyAddr(), src.GetPhyAddr(), count);
 }
 
+namespace twin {
+template <typename T>
+constexpr bool kBiasWord = std::is_same_v<T, float> || std::is_same_v<T, int32_t>;  // what the bias table holds
+template <typename D, typename S>
+inline void CopyToBiasTable(const LocalTensor<D>& dst, const LocalTensor<S>& src, uint16_t count, uint64_t lenBytes,
+                            uint64_t srcGapBytes, uint64_t dstGapBytes, const TwinLoc& loc);
+}  // namespace twin
+
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, TwinLoc loc = {}) {
+  // L1 -> the bias table: count elements, rounded down to whole 32-byte blocks (as CANN documents).
+  if (SpaceOf(dst.GetPosition()) == TwinSpace::BT) {
+    if constexpr (twin::kBiasWord<T>) {
+      return twin::CopyToBiasTable(dst, src, 1, uint64_t{count} * sizeof(T) / 32u * 32u, 0, 0, loc);
+    } else {
+      TwinFailAt(loc, "the bias table (C2) holds float or int32_t words");
+    }
+  }
   TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->local", loc);
   TwinCheckRangeAt(dst, count, "DataCopy local->local", loc);
   TwinCheckRangeAt(src, count, "DataCopy local->local", loc);
@@ -107,31 +123,38 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 }
 
 namespace twin {
-// L1 -> the bias table (C1 -> C2) on MTE1, per the hardware's copy_cbuf_to_bt: blockLen counts
-// 64-byte units of the destination, srcStride 32-byte and dstStride 64-byte gaps; a half source
-// is widened to float on the way (each 64-byte float unit reads 32 bytes of halves).
+// L1 -> the bias table (C1 -> C2) on MTE1: `count` bursts of lenBytes of the destination, the gaps in
+// bytes; a half source is widened to float on the way (so it reads half the bytes it writes).
 template <typename D, typename S>
-inline void CopyToBiasTable(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCopyParams& p,
-                            const TwinLoc& loc) {
-  static_assert(std::is_same_v<D, float> || std::is_same_v<D, int32_t>, "the bias table holds float or int32 words");
+inline void CopyToBiasTable(const LocalTensor<D>& dst, const LocalTensor<S>& src, uint16_t count, uint64_t lenBytes,
+                            uint64_t srcGapBytes, uint64_t dstGapBytes, const TwinLoc& loc) {
+  static_assert(kBiasWord<D>, "the bias table holds float or int32 words");
   static_assert(sizeof(S) == sizeof(D) || (std::is_same_v<D, float> && std::is_same_v<S, half>),
                 "L1 -> bias table copies float / int32, or widens half to float");
   if (SpaceOf(src.GetPosition()) != TwinSpace::L1) TwinFailAt(loc, "DataCopy to the bias table (C2) reads L1 (C1) only");
   CheckLocalAlign(dst.GetPhyAddr(), 64, "DataCopy destination (bias table)", loc);
   CheckLocalAlign(src.GetPhyAddr(), 32, "DataCopy source (L1)", loc);
-  constexpr uint64_t unit = 64 / sizeof(D);  // destination elements per 64-byte unit
-  const uint64_t dstSpan = p.blockCount == 0 ? 0 : (uint64_t{p.blockCount - 1u} * (p.blockLen + p.dstStride) + p.blockLen) * unit;
-  TwinCheckRangeAt(dst, dstSpan, "DataCopy to the bias table", loc);
+  const uint64_t n = lenBytes / sizeof(D), dstStep = (lenBytes + dstGapBytes) / sizeof(D);
+  const uint64_t srcStep = (n * sizeof(S) + srcGapBytes) / sizeof(S);
+  TwinCheckRangeAt(dst, count == 0 ? 0 : (count - 1u) * dstStep + n, "DataCopy to the bias table", loc);
   Op op(MTE1, loc, "DataCopy (L1 -> bias table)");
-  for (uint32_t b = 0; b < p.blockCount; ++b) {
-    const uint64_t s = uint64_t{b} * (p.blockLen * unit * sizeof(S) + p.srcStride * 32u) / sizeof(S);
-    const uint64_t d = uint64_t{b} * (p.blockLen + p.dstStride) * unit, n = uint64_t{p.blockLen} * unit;
+  for (uint64_t b = 0; b < count; ++b) {
+    const uint64_t s = b * srcStep, d = b * dstStep;
     TwinCheckRangeAt(src, s + n, "DataCopy to the bias table (source)", loc);
     op.Read(src.GetPhyAddr() + s, n * sizeof(S));
     op.Write(dst.GetPhyAddr() + d, n * sizeof(D));
     for (uint64_t i = 0; i < n; ++i)
       dst.TwinSet(static_cast<uint32_t>(d + i), static_cast<D>(static_cast<float>(src.TwinGet(static_cast<uint32_t>(s + i)))));
   }
+}
+
+// DataCopyParams into the bias table, in the 910B's units (CANN's L1ToBiasTable page): blockLen and
+// dstGap in 64-byte units of the destination, srcGap in 32-byte blocks.
+template <typename D, typename S>
+inline void CopyToBiasTable(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCopyParams& p,
+                            const TwinLoc& loc) {
+  CopyToBiasTable(dst, src, p.blockCount, uint64_t{p.blockLen} * 64u, uint64_t{p.srcStride} * 32u,
+                  uint64_t{p.dstStride} * 64u, loc);
 }
 }  // namespace twin
 
@@ -145,7 +168,13 @@ inline void DataCopy(const LocalTensor<D>& dst, const LocalTensor<S>& src, const
 
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, TwinLoc loc = {}) {
-  if (SpaceOf(dst.GetPosition()) == TwinSpace::BT) return twin::CopyToBiasTable(dst, src, p, loc);
+  if (SpaceOf(dst.GetPosition()) == TwinSpace::BT) {
+    if constexpr (twin::kBiasWord<T>) {
+      return twin::CopyToBiasTable(dst, src, p, loc);
+    } else {
+      TwinFailAt(loc, "the bias table (C2) holds float or int32_t words");
+    }
+  }
   TwinCheckRangeAt(dst, twin::SpanBytes(p.blockCount, p.blockLen, p.dstStride) / sizeof(T), "DataCopy local->local", loc);
   TwinCheckRangeAt(src, twin::SpanBytes(p.blockCount, p.blockLen, p.srcStride) / sizeof(T), "DataCopy local->local", loc);
   twin::Op op(SpaceOf(dst.GetPosition()) == TwinSpace::UB ? twin::V : twin::MTE3, loc, "DataCopy");
