@@ -5,8 +5,8 @@ gather, basic-API cube matmuls with and without a transposed B, a 1 cube : 2 vec
 atomics with SyncAll, and the synchronization and assertion failures the twin must report.
 
 All kernels live in programs/kernels.cpp, programs/cube_kernels.cpp (img2col convolutions, the
-bias table, asc_fill_l1) and programs/c_api_compare_kernels.cpp, built once into one program
-(npu-ascendc caches the executable).
+bias table, asc_fill_l1, Fixpipe to L1), programs/c_api_compare_kernels.cpp and
+programs/sort_kernels.cpp, built once into one program (npu-ascendc caches the executable).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def _source_line(marker: str, source: str = "kernels.cpp") -> int:
 @pytest.fixture(scope="module")
 def kernels() -> Path:
     try:
-        return npu_ascendc.build([PROGRAMS / f for f in ("kernels.cpp", "cube_kernels.cpp", "c_api_compare_kernels.cpp")])
+        return npu_ascendc.build([PROGRAMS / f for f in ("kernels.cpp", "cube_kernels.cpp", "c_api_compare_kernels.cpp",
+                                                                       "sort_kernels.cpp")])
     except npu_ascendc.BuildError as exc:
         if "not built" in str(exc):
             pytest.skip(str(exc))
@@ -298,6 +299,41 @@ def test_c_api_compare_and_select(kernels, tmp_path):
     np.testing.assert_array_equal(z, np.where(np.tile(first, 4), x, y))    # the same bits for every repeat
     picked = np.unpackbits(pattern[:8], bitorder="little").astype(bool)
     np.testing.assert_array_equal(w, np.where(np.tile(picked, 4), x, y))
+
+
+def _proposals(raw: np.ndarray, score_dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, indices) of 8-byte region proposals: the score in the low bytes, the uint32 index in the high 4."""
+    words = raw.view(np.uint8).reshape(-1, 8)
+    return words[:, :np.dtype(score_dtype).itemsize].copy().view(score_dtype).ravel(), words[:, 4:].copy().view(np.uint32).ravel()
+
+
+def test_sort32_and_merge_sort(kernels, tmp_path):
+    rng = np.random.default_rng(13)
+    x = rng.permutation(128).astype(np.float32) - 64.0   # distinct scores
+    idx = (np.arange(128) + 1000).astype(np.uint32)
+    (srt, part, counts), _ = run(kernels, tmp_path, "sort_merge", 1, [x, idx],
+                                 [(256, np.float32), (80, np.float32), (8, np.float32)])
+    order = np.argsort(-x, kind="stable")
+    scores, indices = _proposals(srt, np.float32)
+    np.testing.assert_array_equal(scores, x[order])
+    np.testing.assert_array_equal(indices, idx[order])
+    # Queue 0 = repeat 0's 32 sorted, queue 1 = the first 8 of repeat 1's: the merge stops when queue 1 runs out.
+    q0, q1 = x[:32][np.argsort(-x[:32], kind="stable")], x[32:64][np.argsort(-x[32:64], kind="stable")][:8]
+    took1 = counts[1].astype(int)
+    assert took1 == 8 and counts[0] == np.sum(q0 > q1[-1])
+    got, _ = _proposals(part[:2 * (int(counts[0]) + took1)], np.float32)
+    np.testing.assert_array_equal(got, np.sort(np.concatenate([q0[:int(counts[0])], q1]))[::-1])
+
+
+def test_c_api_bitsort_and_mrgsort4(kernels, tmp_path):
+    rng = np.random.default_rng(14)
+    x = (rng.permutation(64).astype(np.float16) - np.float16(32)) / np.float16(4)
+    idx = np.arange(64, dtype=np.uint32)
+    (srt,), _ = run(kernels, tmp_path, "c_api_sort", 1, [x, idx], [(64 * 4, np.float16)])
+    scores, indices = _proposals(srt, np.float16)
+    order = np.argsort(-x.astype(np.float32), kind="stable")
+    np.testing.assert_array_equal(scores, x[order])
+    np.testing.assert_array_equal(indices, idx[order])
 
 
 def test_high_level_matmul_api_misuse_is_reported(kernels, tmp_path):

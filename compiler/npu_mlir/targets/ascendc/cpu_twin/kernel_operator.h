@@ -28,6 +28,7 @@
 #include "twin/tensor.h"
 #include "twin/pipe.h"
 #include "twin/vector.h"
+#include "twin/sort.h"
 #include "twin/launch.h"
 #include "twin/data_copy.h"
 #include "twin/cube.h"

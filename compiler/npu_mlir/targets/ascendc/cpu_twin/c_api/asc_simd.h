@@ -15,7 +15,8 @@
 // asc_float2bfloat16, asc_bfloat162float, asc_int322float, asc_half2int32_* / asc_float2int32_* by
 // rounding), reductions (asc_repeat_reduce_sum, asc_datablock_reduce_sum/max/min), asc_gather, and the
 // atomic modes of UB -> GM copies (asc_set_atomic_add/max/min_<type>, asc_set_atomic_none). The
-// compares and asc_select are c_api/asc_compare.h, the cube part c_api/asc_cube.h (included at the end).
+// compares and asc_select are c_api/asc_compare.h, sorting c_api/asc_sort.h, the cube part
+// c_api/asc_cube.h (included at the end).
 #pragma once
 
 #include <cstdint>
@@ -422,4 +423,5 @@ __aicore__ inline void asc_sync(Pipe pipe) {
 __aicore__ inline void asc_sync() { AscendC::twin::BarrierAll(); }
 
 #include "c_api/asc_compare.h"
+#include "c_api/asc_sort.h"
 #include "c_api/asc_cube.h"
