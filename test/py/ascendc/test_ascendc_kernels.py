@@ -291,8 +291,9 @@ def test_c_api_compare_and_select(kernels, tmp_path):
     x, y = rng.standard_normal((2, 256), dtype=np.float32)
     x[::7] = y[::7]  # ties
     pattern = rng.integers(0, 256, 32, dtype=np.uint8)
-    outs = [(32, np.uint8), (32, np.uint8), (256, np.float32), (256, np.float32)]
-    (lt, gt, z, w), _ = run(kernels, tmp_path, "c_api_compare_select", 1, [x, y, pattern], outs)
+    outs = [(32, np.uint8), (32, np.uint8), (256, np.float32), (256, np.float32), (32, np.uint8)]
+    (lt, gt, z, w, ge0), _ = run(kernels, tmp_path, "c_api_compare_select", 1, [x, y, pattern], outs)
+    np.testing.assert_array_equal(np.unpackbits(ge0, bitorder="little").astype(bool), x >= 0.25)
     np.testing.assert_array_equal(np.unpackbits(lt, bitorder="little").astype(bool), x < y)
     first = np.unpackbits(gt[:8], bitorder="little").astype(bool)          # 64 lanes of one repeat
     np.testing.assert_array_equal(first, x[:64] > y[:64])

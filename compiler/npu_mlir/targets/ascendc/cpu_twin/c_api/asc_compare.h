@@ -4,6 +4,7 @@
 //     strides: into a bit mask in UB (bit e of repeat r at bit r * lanes + e, little-endian bytes,
 //     contiguous: the destination strides have no effect, as for the class API's bit-mask
 //     Compare), or - without dst - into the CMPMASK register, one 256-byte repeat;
+//   asc_eq_scalar ... asc_ge_scalar: the same against one value, into a UB bit mask;
 //   asc_get_cmp_mask / asc_set_cmp_mask: CMPMASK (128 bits) to / from UB;
 //   asc_select (count, repeat and _sync forms): dst = bit e of CMPMASK ? src0 : src1, the same
 //     mask bits for every repeat (vsel's register mode).
@@ -24,21 +25,28 @@ inline thread_local uint64_t cmpMask[2] = {0, 0};  // the CMPMASK register
 template <typename T>
 constexpr bool kCApiCompareType = std::is_same_v<T, half> || std::is_same_v<T, float>;
 
-// Compares src0 with src1 over the register mask's lanes; bit(r, e, value) receives each result.
+// Compares src0 with src1 (or, src1 null, with `scalar`) over the register mask's lanes; bit(r, e,
+// value) receives each result.
 template <typename T, typename Bit>
-inline void CApiCompare(T* src0, T* src1, const Lanes& lanes, const BinaryRepeatParams& p, CMPMODE mode,
+inline void CApiCompare(T* src0, T* src1, T scalar, const Lanes& lanes, const BinaryRepeatParams& p, CMPMODE mode,
                         const char* name, const TwinLoc& loc, Bit bit) {
-  auto a = UbTensor(src0, name, loc), b = UbTensor(src1, name, loc);
+  auto a = UbTensor(src0, name, loc);
   Stride s0{p.src0BlkStride, p.src0RepStride}, s1{p.src1BlkStride, p.src1RepStride};
+  auto x = [&](uint32_t r, uint32_t e) { return static_cast<float>(a.TwinGet(static_cast<uint32_t>(At<T>(s0, r, e)))); };
+  if (src1 == nullptr) {
+    ForLanes<T>(lanes, {Opnd(a, s0, false)}, name, loc,
+                [&](uint32_t r, uint32_t e) { bit(r, e, Compare(x(r, e), static_cast<float>(scalar), mode)); });
+    return;
+  }
+  auto b = UbTensor(src1, name, loc);
   ForLanes<T>(lanes, {Opnd(a, s0, false), Opnd(b, s1, false)}, name, loc, [&](uint32_t r, uint32_t e) {
-    bit(r, e, Compare(static_cast<float>(a.TwinGet(static_cast<uint32_t>(At<T>(s0, r, e)))),
-                      static_cast<float>(b.TwinGet(static_cast<uint32_t>(At<T>(s1, r, e)))), mode));
+    bit(r, e, Compare(x(r, e), static_cast<float>(b.TwinGet(static_cast<uint32_t>(At<T>(s1, r, e)))), mode));
   });
 }
 
 template <typename T>
-inline void CApiCompareToUb(uint8_t* dst, T* src0, T* src1, uint8_t repeat, const BinaryRepeatParams& p, CMPMODE mode,
-                            const char* name, const TwinLoc& loc) {
+inline void CApiCompareToUb(uint8_t* dst, T* src0, T* src1, T scalar, uint8_t repeat, const BinaryRepeatParams& p,
+                            CMPMODE mode, const char* name, const TwinLoc& loc) {
   static_assert(kCApiCompareType<T>, "the C API's compares take half or float");
   const Lanes lanes = RegisterMask<T>(repeat);
   const uint64_t bytes = uint64_t{lanes.repeats} * PerRepeat<T>() / 8u;
@@ -46,7 +54,7 @@ inline void CApiCompareToUb(uint8_t* dst, T* src0, T* src1, uint8_t repeat, cons
   TwinCheckRangeAt(d, bytes, name, loc);
   CheckLocalAlign(dst, 32, name, loc);
   std::vector<uint8_t> bits(bytes, 0);
-  CApiCompare(src0, src1, lanes, p, mode, name, loc, [&](uint32_t r, uint32_t e, bool v) {
+  CApiCompare(src0, src1, scalar, lanes, p, mode, name, loc, [&](uint32_t r, uint32_t e, bool v) {
     const uint64_t i = uint64_t{r} * PerRepeat<T>() + e;
     if (v) bits[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
   });
@@ -59,7 +67,7 @@ inline void CApiCompareToRegister(T* src0, T* src1, const BinaryRepeatParams& p,
                                   const TwinLoc& loc) {
   static_assert(kCApiCompareType<T>, "the C API's compares take half or float");
   uint64_t bits[2] = {0, 0};
-  CApiCompare(src0, src1, RegisterMask<T>(1), p, mode, name, loc, [&](uint32_t, uint32_t e, bool v) {
+  CApiCompare(src0, src1, T(0), RegisterMask<T>(1), p, mode, name, loc, [&](uint32_t, uint32_t e, bool v) {
     if (v) bits[e / 64] |= uint64_t{1} << (e % 64);
   });
   cmpMask[0] = bits[0];
@@ -88,7 +96,7 @@ inline void CApiSelect(T* dst, T* src0, T* src1, const Lanes& lanes, const Binar
                               uint8_t dst_block_stride, uint8_t src0_block_stride, uint8_t src1_block_stride,       \
                               uint8_t dst_repeat_stride, uint8_t src0_repeat_stride, uint8_t src1_repeat_stride,   \
                               AscendC::TwinLoc loc = {}) {                                                          \
-    AscendC::twin::CApiCompareToUb(dst, src0, src1, repeat,                                                        \
+    AscendC::twin::CApiCompareToUb(dst, src0, src1, T(0), repeat,                                                  \
                                    AscendC::BinaryRepeatParams(dst_block_stride, src0_block_stride,                \
                                                                src1_block_stride, dst_repeat_stride,               \
                                                                src0_repeat_stride, src1_repeat_stride),            \
@@ -121,6 +129,35 @@ ASC_TWIN_COMPARE(asc_gt, GT)
 ASC_TWIN_COMPARE(asc_le, LE)
 ASC_TWIN_COMPARE(asc_ge, GE)
 #undef ASC_TWIN_COMPARE
+
+// asc_<cmp>_scalar: src against one value, into a UB bit mask (strides as for the tensor forms).
+#define ASC_TWIN_COMPARE_SCALAR(NAME, MODE)                                                                         \
+  template <typename T>                                                                                             \
+  __aicore__ inline void NAME(__ubuf__ uint8_t* dst, __ubuf__ T* src, T value, uint8_t repeat,                     \
+                              uint16_t dst_block_stride, uint16_t src_block_stride, uint16_t dst_repeat_stride,    \
+                              uint16_t src_repeat_stride, AscendC::TwinLoc loc = {}) {                              \
+    AscendC::twin::CApiCompareToUb(                                                                                \
+        dst, src, static_cast<T*>(nullptr), value, repeat,                                                         \
+        AscendC::BinaryRepeatParams(static_cast<uint8_t>(dst_block_stride), static_cast<uint8_t>(src_block_stride), \
+                                    1, static_cast<uint8_t>(dst_repeat_stride),                                    \
+                                    static_cast<uint8_t>(src_repeat_stride), 8),                                   \
+        AscendC::CMPMODE::MODE, #NAME, loc);                                                                        \
+  }                                                                                                                 \
+  template <typename T>                                                                                             \
+  __aicore__ inline void NAME##_sync(__ubuf__ uint8_t* dst, __ubuf__ T* src, T value, uint8_t repeat,              \
+                                     uint16_t dst_block_stride, uint16_t src_block_stride,                         \
+                                     uint16_t dst_repeat_stride, uint16_t src_repeat_stride,                       \
+                                     AscendC::TwinLoc loc = {}) {                                                   \
+    NAME(dst, src, value, repeat, dst_block_stride, src_block_stride, dst_repeat_stride, src_repeat_stride, loc);  \
+    AscendC::twin::BarrierAll();                                                                                    \
+  }
+ASC_TWIN_COMPARE_SCALAR(asc_eq_scalar, EQ)
+ASC_TWIN_COMPARE_SCALAR(asc_ne_scalar, NE)
+ASC_TWIN_COMPARE_SCALAR(asc_lt_scalar, LT)
+ASC_TWIN_COMPARE_SCALAR(asc_gt_scalar, GT)
+ASC_TWIN_COMPARE_SCALAR(asc_le_scalar, LE)
+ASC_TWIN_COMPARE_SCALAR(asc_ge_scalar, GE)
+#undef ASC_TWIN_COMPARE_SCALAR
 
 // CMPMASK <-> 16 bytes of UB.
 __aicore__ inline void asc_get_cmp_mask(__ubuf__ void* dst, AscendC::TwinLoc loc = {}) {
