@@ -26,6 +26,8 @@ from math import prod
 
 from torch_mlir import ir
 
+from ..dialects.ascend.shaped import tensor_format
+
 VECTOR_OPS = frozenset(
     {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast", "ascend.compare", "ascend.select"}
 )
@@ -41,6 +43,33 @@ SCALAR_OPS = SCALAR_CASTS | frozenset(SCALAR_BINARY) | {"arith.constant", "arith
 
 def is_scalar_op(op: ir.Operation) -> bool:
     return op.name in SCALAR_OPS and not any(isinstance(r.type, ir.ShapedType) for r in op.results)
+
+
+def is_copy_in_cast(op: ir.Operation) -> bool:
+    """An ND -> FRACTAL_NZ format_cast read only as a matmul operand. The cube kernel's copy-in
+    does it on the way GM -> L1 (AscendC's DataCopy with Nd2NzParams), so ascend-fuse puts the
+    cast in the cube op's kernel and no kernel of its own converts the operand in GM."""
+    if op.name != "ascend.format_cast" or tensor_format(op.operands[0].type) != "ND" \
+            or tensor_format(op.results[0].type) != "FRACTAL_NZ":
+        return False
+    uses = list(op.results[0].uses)
+    return bool(uses) and all(u.owner.name in CUBE_OPS and u.operand_number < 2 for u in uses)
+
+
+def cube_sources(cube_op: ir.Operation) -> tuple[ir.Value, ir.Value]:
+    """The values a cube op's copy-in reads from GM for its A and B operands: through a copy-in
+    cast, the cast's ND source; else the operand itself (ND, or already stored in NZ)."""
+    def source(v: ir.Value) -> ir.Value:
+        owner = v.owner
+        if isinstance(owner, ir.OpView) and is_copy_in_cast(owner.operation):
+            return owner.operands[0]
+        return v
+    return source(cube_op.operands[0]), source(cube_op.operands[1])
+
+
+def epilogue_ops(kernel: ir.Operation) -> list[ir.Operation]:
+    """The vector ops of a matmul kernel: every body op but the cube op, its copy-in casts and scalars."""
+    return [o for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o) and not is_copy_in_cast(o)]
 
 
 def is_scalar_param(v: ir.Value) -> bool:
@@ -211,10 +240,10 @@ def epilogue_values(kernel: ir.Operation, model: KernelModel) -> list[tuple[ir.V
     cube = model.cube_op
     shape = model.iter_shape
     block = kernel.regions[0].blocks[0]
-    operands = list(cube.operands)
+    operands = cube_sources(cube)
     values = [cube.results[0]]
     values += [a for a in block.arguments if _tensor(a) is not None and a not in operands and not is_scalar_param(a)]
-    values += [r for op in body_ops(kernel) if op.name not in CUBE_OPS and not is_scalar_op(op) for r in op.results]
+    values += [r for op in epilogue_ops(kernel) for r in op.results]
     out = []
     for v in values:
         s = list(_tensor(v).shape)
