@@ -1,7 +1,8 @@
 """AscendC for cube kernels (tiling kind matmul): GM -> L1 -> L0A/L0B -> Mmad -> L0C -> Fixpipe -> GM.
 
 Output tiles of base_m x base_n are dealt round-robin over the blocks. For each tile the K loop
-copies an A and a B tile into L1 in NZ (DataCopy with Nd2NzParams), loads them into L0A (zZ) and
+copies an A and a B tile into L1 in NZ (DataCopy with Nd2NzParams; a 16-bit operand already stored in
+FRACTAL_NZ is copied as is, one burst per 16-column group), loads them into L0A (zZ) and
 L0B (nZ: column-major fractals) with LoadData, and accumulates into L0C (Mmad, init on the first K
 tile); Fixpipe then writes the fp32 accumulator to GM in ND, converting to the output dtype. A
 B stored [k, n] needs each fractal transposed on the way to L0B (LoadData ifTranspose for 16-bit,
@@ -15,8 +16,9 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from .emit import CodegenError, KernelSignature, ctype
+from ...dialects.ascend.shaped import tensor_format
 from .vector import Names, compute
-from ...analysis.kernel_model import CUBE_OPS, analyze, body_ops, elem_bytes, epilogue_values, is_scalar_op
+from ...analysis.kernel_model import analyze, cube_sources, elem_bytes, epilogue_ops, epilogue_values
 
 _QUANT = {"half": "QuantMode_t::F322F16", "bfloat16_t": "QuantMode_t::F322BF16", "float": "QuantMode_t::NoQuant"}
 
@@ -61,6 +63,28 @@ def _copies(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
     return a, b
 
 
+def _nz_copy(x: str, row0: str, col0: str, rows: str, cols: str, c0_stride: str, padded_rows: str) -> str:
+    """DataCopy GM -> L1 of a tile of a 16-bit operand stored in FRACTAL_NZ (DESIGN.md section 4): a
+    16-column group is a run of `padded_rows` rows of 32 bytes in GM as in L1, so the tile is one
+    burst of `rows` blocks per column group, no conversion."""
+    return (f"DataCopy({x}1, {x}Gm[({col0}) / 16 * ({padded_rows}) * 16 + ({row0}) * 16],\n"
+            f"             DataCopyParams(static_cast<uint16_t>(({cols} + 15) / 16), static_cast<uint16_t>({rows}),\n"
+            f"                            static_cast<uint16_t>(({padded_rows}) - {rows}), "
+            f"static_cast<uint16_t>({c0_stride} - {rows})));  // stored in NZ: read as is")
+
+
+def _nz_copies(ta: bool, tb: bool, a_nz: bool, b_nz: bool, copies: tuple[str, str]) -> tuple[str, str]:
+    """`copies` with the copy of each operand stored in NZ replaced by an NZ -> NZ one."""
+    a, b = copies
+    if a_nz:
+        a = (_nz_copy("a", "kt * tiling_.base_k", "tm * tiling_.base_m", "kLen", "mLen", "Up16(kLen)", "Up16(k)") if ta
+             else _nz_copy("a", "tm * tiling_.base_m", "kt * tiling_.base_k", "mLen", "kLen", "Up16(mLen)", "Up16(m)"))
+    if b_nz:
+        b = (_nz_copy("b", "tn * tiling_.base_n", "kt * tiling_.base_k", "nLen", "kLen", "Up16(nLen)", "Up16(n)") if tb
+             else _nz_copy("b", "kt * tiling_.base_k", "tn * tiling_.base_n", "kLen", "nLen", "Up16(kLen)", "Up16(k)"))
+    return a, b
+
+
 def _splits(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
     """L1 (NZ) -> L0A (zZ) / L0B (nZ), as LoadData2DParams(startIndex, repeatTimes, srcStride, sid, dstGap,
     ifTranspose, addrMode): A needs a fractal transpose only when stored transposed, B only when not."""
@@ -99,12 +123,16 @@ def _splits(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
     return a, b
 
 
-def _check(op: ir.Operation, name: str) -> None:
+def _check(op: ir.Operation, sig: KernelSignature) -> None:
     if len(op.operands) > 2:
-        raise CodegenError(f"ERR03007 GRAPH kernel @{name}: matmul bias has no AscendC lowering yet")
-    for v in op.operands:
-        if ir.RankedTensorType(v.type).encoding is not None:
-            raise CodegenError(f"ERR03007 GRAPH kernel @{name}: the emitter reads ND operands only")
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: matmul bias has no AscendC lowering yet")
+    for v in cube_sources(op):  # an ND operand cast to NZ in the kernel is the ND2NZ copy-in below
+        fmt = tensor_format(v.type)
+        if fmt == "FRACTAL_NZ" and elem_bytes(v.type) == 2 and sig.tiling["batch"] == 1:
+            continue  # stored in NZ (16 x 16 fractals, as L1 holds them): read as is
+        if fmt != "ND":
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the emitter reads ND operands and unbatched "
+                               f"16-bit FRACTAL_NZ ones, not a {ctype(v.type)} {fmt} one")
 
 
 def _fixpipe_value(op: ir.Operation, epilogue: list[ir.Operation]) -> tuple[ir.Value, list[ir.Operation]]:
@@ -184,7 +212,7 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
 def _vector_part(kernel: ir.Operation) -> tuple[ir.Value, list[ir.Operation]]:
     """(the value Fixpipe writes, the vector ops that follow it on the AIVs)."""
     op = analyze(kernel).cube_op
-    return _fixpipe_value(op, [o for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)])
+    return _fixpipe_value(op, epilogue_ops(kernel))
 
 
 def is_mix(kernel: ir.Operation) -> bool:
@@ -194,8 +222,8 @@ def is_mix(kernel: ir.Operation) -> bool:
 
 def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     op = analyze(kernel).cube_op
-    _check(op, sig.name)
-    a, b = op.operands[0], op.operands[1]
+    _check(op, sig)
+    a, b = cube_sources(op)
     if [v for _, v in sig.inputs[:2]] != [a, b] or len(sig.outputs) != 1:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the matmul operands must be the first two kernel "
                            "arguments and the kernel must have one result")
@@ -209,7 +237,8 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: cube operands must both be fp16, bf16 or fp32")
     ta, tb = _flag(op, "transpose_a"), _flag(op, "transpose_b")
     wide = elem_bytes(a.type) == 4
-    copy_a, copy_b = _copies(ta, tb, wide)
+    copy_a, copy_b = _nz_copies(ta, tb, tensor_format(a.type) == "FRACTAL_NZ", tensor_format(b.type) == "FRACTAL_NZ",
+                                _copies(ta, tb, wide))
     split_a, split_b = _splits(ta, tb, wide)
     epilogue_call = ("\n      if ASCEND_IS_AIV {\n        Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, "
                      "mLen, nLen);\n      }" if ops else "")
