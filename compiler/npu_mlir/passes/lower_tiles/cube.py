@@ -15,7 +15,7 @@ from math import ceil
 from torch_mlir import ir
 
 from ...dialects.ascend import tensor_format
-from ...analysis.kernel_model import CUBE_OPS, KernelModel, body_ops, elem_bytes, is_scalar_op
+from ...analysis.kernel_model import KernelModel, cube_sources, elem_bytes, epilogue_ops
 from ...hardware.soc import Soc
 from .program import Program, Size, View, contiguous_strides, vtype
 from .vector import KEPT_ATTRS, VECTOR_TILE_OPS, scalar_operand
@@ -59,13 +59,13 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
           ) -> tuple[Program, list[tuple[str, str]]]:
     op = model.cube_op
     ta, tb = _flag(op, "transpose_a"), _flag(op, "transpose_b")
-    a, b = op.operands[0], op.operands[1]
+    a, b = cube_sources(op)  # an ND operand cast to NZ in the kernel: the copy-in converts it
     for v in (a, b):
         if tensor_format(v.type) != "ND":
             raise ValueError(f"reads a {tensor_format(v.type)} cube operand; lower-tiles copies ND tiles only")
     if len(op.operands) > 2:
         raise ValueError("has a matmul bias operand; lower-tiles expects it as an explicit broadcast + add")
-    epilogue = [o for o in body_ops(kernel) if o.name not in CUBE_OPS and not is_scalar_op(o)]
+    epilogue = epilogue_ops(kernel)
     batch, m, n, k = t["batch"], t["m"], t["n"], t["k"]
     if epilogue and batch > 1:
         raise ValueError("has an epilogue on a batched matmul, which lower-tiles does not tile")
