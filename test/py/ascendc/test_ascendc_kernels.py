@@ -139,7 +139,7 @@ def test_int8_matmul_accumulates_exactly_in_int32(kernels, tmp_path):
     np.testing.assert_array_equal(c.reshape(32, 32), want)
 
 
-@pytest.mark.parametrize("name", ["matmul_i8_deq", "matmul_i8_vdeq", "matmul_i8_req"])
+@pytest.mark.parametrize("name", ["matmul_i8_deq", "matmul_i8_vdeq", "matmul_i8_vdeq_fb", "matmul_i8_req"])
 def test_int8_matmul_fixpipe_dequantizes(kernels, tmp_path, name):
     a, b, acc = _int8_operands()
     per_channel = np.linspace(1 / 128, 1 / 16, 32).astype(np.float32)
@@ -149,7 +149,7 @@ def test_int8_matmul_fixpipe_dequantizes(kernels, tmp_path, name):
         want = np.clip(np.rint(acc * np.float32(1 / 256)), -128, 127).astype(np.int8)
         np.testing.assert_array_equal(c.reshape(32, 32), want)
         return
-    scale = per_channel if name == "matmul_i8_vdeq" else np.float32(1 / 64)   # VDEQF16: one scale per column
+    scale = per_channel if name.startswith("matmul_i8_vdeq") else np.float32(1 / 64)   # VDEQF16: one scale per column
     np.testing.assert_allclose(c.reshape(32, 32).astype(np.float64), (acc * scale).astype(np.float16), rtol=1e-3)
 
 

@@ -484,8 +484,10 @@ extern "C" __global__ __aicore__ void assert_and_print(GM_ADDR x) {
 // C[M, N] = A[M, K] (int8) * B[K, N] (int8), int32 on L0C (C0 = 32: 16 x 32 fractals), B loaded into
 // L0B by LoadDataWithTranspose (two 16 x 32 fractals per 32 x 32 square). Fixpipe writes C as int32
 // (NoQuant), half (DEQF16, scale 1/64), half per channel (VDEQF16, scales from GM via L1, an MTE2 -> FIX flag) or int8
-// (REQ8, scale 1/256).
-enum class I8Out { S32, DEQ, VDEQ, REQ };
+// (REQ8, scale 1/256); VDEQ_FB takes the per-channel scales the way CANN's examples do: L1 -> the
+// fixpipe buffer (DataCopy into a C2PIPE2GM tensor) and SetFixPipeConfig, then a Fixpipe without
+// a workspace.
+enum class I8Out { S32, DEQ, VDEQ, VDEQ_FB, REQ };
 template <I8Out OUT>
 class KernelMatmulInt8 {
   static constexpr int32_t M = 32, K = 64, N = 32, C0 = 32;
@@ -512,7 +514,7 @@ class KernelMatmulInt8 {
     DataCopy(b1, bGm, Nd2NzParams(1, K, N, 0, N, K, 1, 0));
     inQueueA1.EnQue(a1);
     inQueueB1.EnQue(b1);
-    if constexpr (OUT == I8Out::VDEQ) {
+    if constexpr (OUT == I8Out::VDEQ || OUT == I8Out::VDEQ_FB) {
       // An A1 queue orders MTE2 before MTE1; the scales are read by FIX, which needs its own flag.
       DataCopy(scaleBuf.Get<uint64_t>(), scaleGm, N);
       SetFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
@@ -552,6 +554,13 @@ class KernelMatmulInt8 {
       p.quantPre = QuantMode_t::VDEQF16;
       WaitFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
       Fixpipe(cGm, c1, scaleBuf.Get<uint64_t>(), p);
+    } else if constexpr (OUT == I8Out::VDEQ_FB) {
+      p.quantPre = QuantMode_t::VDEQF16;
+      WaitFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
+      LocalTensor<uint64_t> fb(TPosition::C2PIPE2GM, 0, N);
+      DataCopy(fb, scaleBuf.Get<uint64_t>(), DataCopyParams(1, N * sizeof(uint64_t) / 128, 0, 0));  // 128-byte units
+      SetFixPipeConfig(fb);
+      Fixpipe(cGm, c1, p);
     } else {
       Fixpipe(cGm, c1, p);
     }
@@ -580,6 +589,7 @@ class KernelMatmulInt8 {
 INT8_MATMUL(matmul_i8_s32, I8Out::S32)
 INT8_MATMUL(matmul_i8_deq, I8Out::DEQ)
 INT8_MATMUL(matmul_i8_vdeq, I8Out::VDEQ)
+INT8_MATMUL(matmul_i8_vdeq_fb, I8Out::VDEQ_FB)
 INT8_MATMUL(matmul_i8_req, I8Out::REQ)
 
 
@@ -810,6 +820,8 @@ static const RegisterKernels kKernels({
     {"matmul_i8_deq", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_deq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"matmul_i8_vdeq",
      [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_vdeq<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"matmul_i8_vdeq_fb",
+     [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_vdeq_fb<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"matmul_i8_req", [](auto& a, uint32_t d, aclrtStream s) { matmul_i8_req<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"matmul_nn_flipped",
      [](auto& a, uint32_t d, aclrtStream s) { matmul_nn_flipped<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},

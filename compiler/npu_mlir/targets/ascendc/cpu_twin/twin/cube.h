@@ -362,7 +362,8 @@ inline void CheckQuantPair(QuantMode_t q, bool workspace, const TwinLoc& loc) {
                     "QF322B8_PRE/VQF322B8_PRE: float -> int8; REQ8/VREQ8: int32 -> int8)");
   if (VectorQuant(q) != workspace)
     TwinFailAt(loc, workspace ? "Fixpipe got a cbufWorkspace but quantPre is not a per-channel (V*) mode"
-                              : "Fixpipe quantPre VDEQF16 / VQF322B8_PRE / VREQ8 needs the cbufWorkspace overload");
+                              : "Fixpipe quantPre VDEQF16 / VQF322B8_PRE / VREQ8 needs its scales: the cbufWorkspace "
+                                "overload, or SetFixPipeConfig on a fixpipe-buffer (C2PIPE2GM) tensor");
 }
 
 template <typename D>
@@ -389,7 +390,7 @@ inline void FixpipeBody(const LocalTensor<C>& src, const LocalTensor<uint64_t>* 
   CheckQuantPair<D, C>(p.quantPre, workspace != nullptr, loc);
   if (p.srcStride < p.mSize) TwinFailAt(loc, "Fixpipe srcStride (L0C column height) is below mSize");
   if (workspace) {
-    TwinCheckSpace(workspace->GetPosition(), {TPosition::A1}, "Fixpipe cbufWorkspace", loc);
+    TwinCheckSpace(workspace->GetPosition(), {TPosition::A1, TPosition::C2PIPE2GM}, "Fixpipe scales", loc);
     TwinCheckRangeAt(*workspace, p.nSize, "Fixpipe cbufWorkspace (one scale per output column)", loc);
   }
   const bool scaled = p.quantPre != QuantMode_t::NoQuant && p.quantPre != QuantMode_t::F322F16 &&
@@ -466,10 +467,35 @@ inline void FixpipeToL1(const LocalTensor<D>& dst, const LocalTensor<C>& src, co
 }
 }  // namespace twin
 
-// L0C -> GM on FIX; quantPre converts on the way (scalar modes scale by deqScalar).
+namespace twin {
+// The scales SetFixPipeConfig points at, for a per-channel quantPre without a cbufWorkspace.
+inline const LocalTensor<uint64_t>* FixpipeBufferScales(QuantMode_t q, LocalTensor<uint64_t>& holder) {
+  const Core& c = CurrentCore();
+  if (!VectorQuant(q) || c.fixQuantTable == nullptr) return nullptr;
+  holder = LocalTensor<uint64_t>(c.fixQuantTable, c.fixQuantWords, TPosition::C2PIPE2GM, -1);
+  return &holder;
+}
+}  // namespace twin
+
+// Points the per-channel quantization modes at `quantPre` in the fixpipe buffer (C2PIPE2GM),
+// which a DataCopy from L1 filled; in effect for every Fixpipe until set again.
+template <typename T>
+inline void SetFixPipeConfig(const LocalTensor<T>& quantPre, bool isUnitFlag = false, TwinLoc loc = {}) {
+  static_assert(std::is_same_v<T, uint64_t>, "SetFixPipeConfig takes the uint64_t quantization tensor");
+  TwinCheckSpace(quantPre.GetPosition(), {TPosition::C2PIPE2GM}, "SetFixPipeConfig", loc);
+  twin::CheckLocalAlign(quantPre.GetPhyAddr(), 128, "SetFixPipeConfig (fixpipe buffer address)", loc);
+  if (isUnitFlag) TwinFailAt(loc, "SetFixPipeConfig with isUnitFlag is not modelled by the twin");
+  twin::Core& c = twin::CurrentCore();
+  c.fixQuantTable = quantPre.GetPhyAddr();
+  c.fixQuantWords = quantPre.GetSize();
+}
+
+// L0C -> GM on FIX; quantPre converts on the way (scalar modes scale by deqScalar, per-channel
+// ones by the table SetFixPipeConfig set).
 template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
-  twin::FixpipeToGm<D, C, config.format>(dst, src, nullptr, p, loc);
+  LocalTensor<uint64_t> scales;
+  twin::FixpipeToGm<D, C, config.format>(dst, src, twin::FixpipeBufferScales(p.quantPre, scales), p, loc);
 }
 
 // L0C -> GM with per-channel quantization: one uint64_t scale word per output column in L1.
@@ -482,7 +508,8 @@ inline void Fixpipe(const GlobalTensor<D>& dst, const LocalTensor<C>& src, const
 // L0C -> L1 on FIX (e.g. to feed the result into the next Mmad).
 template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const LocalTensor<D>& dst, const LocalTensor<C>& src, const FixpipeParamsV220& p, TwinLoc loc = {}) {
-  twin::FixpipeToL1<D, C, config.format>(dst, src, nullptr, p, loc);
+  LocalTensor<uint64_t> scales;
+  twin::FixpipeToL1<D, C, config.format>(dst, src, twin::FixpipeBufferScales(p.quantPre, scales), p, loc);
 }
 
 template <typename D, typename C, const FixpipeConfig& config = CFG_ROW_MAJOR>

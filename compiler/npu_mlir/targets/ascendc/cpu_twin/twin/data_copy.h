@@ -48,6 +48,8 @@ constexpr bool kBiasWord = std::is_same_v<T, float> || std::is_same_v<T, int32_t
 template <typename D, typename S>
 inline void CopyToBiasTable(const LocalTensor<D>& dst, const LocalTensor<S>& src, uint16_t count, uint64_t lenBytes,
                             uint64_t srcGapBytes, uint64_t dstGapBytes, const TwinLoc& loc);
+inline void CopyToFixpipeBuffer(const LocalTensor<uint64_t>& dst, const LocalTensor<uint64_t>& src, uint16_t count,
+                                uint64_t lenBytes, uint64_t srcStepBytes, uint64_t dstStepBytes, const TwinLoc& loc);
 }  // namespace twin
 
 template <typename T>
@@ -58,6 +60,15 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint3
       return twin::CopyToBiasTable(dst, src, 1, uint64_t{count} * sizeof(T) / 32u * 32u, 0, 0, loc);
     } else {
       TwinFailAt(loc, "the bias table (C2) holds float or int32_t words");
+    }
+  }
+  // L1 -> the fixpipe buffer: count uint64_t quantization words, rounded down to 32-byte blocks.
+  if (SpaceOf(dst.GetPosition()) == TwinSpace::FB) {
+    if constexpr (std::is_same_v<T, uint64_t>) {
+      const uint64_t bytes = uint64_t{count} * sizeof(T) / 32u * 32u;
+      return twin::CopyToFixpipeBuffer(dst, src, 1, bytes, bytes, bytes, loc);
+    } else {
+      TwinFailAt(loc, "the fixpipe buffer (C2PIPE2GM) takes uint64_t quantization words");
     }
   }
   TwinCheckAligned(uint64_t{count} * sizeof(T), "DataCopy local->local", loc);
@@ -156,6 +167,35 @@ inline void CopyToBiasTable(const LocalTensor<D>& dst, const LocalTensor<S>& src
   CopyToBiasTable(dst, src, p.blockCount, uint64_t{p.blockLen} * 64u, uint64_t{p.srcStride} * 32u,
                   uint64_t{p.dstStride} * 64u, loc);
 }
+
+// L1 -> the fixpipe buffer (C1 -> C2PIPE2GM) on FIX, where Fixpipe reads it: `count` bursts of
+// lenBytes, the steps measured from one burst's start to the next one's (as CANN's L1ToFixpipe page
+// defines srcGap / dstGap for this path).
+inline void CopyToFixpipeBuffer(const LocalTensor<uint64_t>& dst, const LocalTensor<uint64_t>& src, uint16_t count,
+                                uint64_t lenBytes, uint64_t srcStepBytes, uint64_t dstStepBytes, const TwinLoc& loc) {
+  if (SpaceOf(src.GetPosition()) != TwinSpace::L1)
+    TwinFailAt(loc, "DataCopy to the fixpipe buffer (C2PIPE2GM) reads L1 (C1) only");
+  CheckLocalAlign(dst.GetPhyAddr(), 128, "DataCopy destination (fixpipe buffer)", loc);
+  CheckLocalAlign(src.GetPhyAddr(), 32, "DataCopy source (L1)", loc);
+  const uint64_t n = lenBytes / 8u;
+  Op op(FIX, loc, "DataCopy (L1 -> fixpipe buffer)");
+  for (uint64_t b = 0; b < count; ++b) {
+    const uint64_t s = b * srcStepBytes / 8u, d = b * dstStepBytes / 8u;
+    TwinCheckRangeAt(src, s + n, "DataCopy to the fixpipe buffer (source)", loc);
+    TwinCheckRangeAt(dst, d + n, "DataCopy to the fixpipe buffer", loc);
+    op.Read(src.GetPhyAddr() + s, lenBytes);
+    op.Write(dst.GetPhyAddr() + d, lenBytes);
+    std::memmove(dst.GetPhyAddr() + d, src.GetPhyAddr() + s, lenBytes);
+  }
+}
+
+// DataCopyParams into the fixpipe buffer, in the 910B's units: blockLen and dstGap 128 bytes,
+// srcGap 32-byte blocks, the gaps from start to start.
+inline void CopyToFixpipeBuffer(const LocalTensor<uint64_t>& dst, const LocalTensor<uint64_t>& src,
+                                const DataCopyParams& p, const TwinLoc& loc) {
+  CopyToFixpipeBuffer(dst, src, p.blockCount, uint64_t{p.blockLen} * 128u, uint64_t{p.srcStride} * 32u,
+                      uint64_t{p.dstStride} * 128u, loc);
+}
 }  // namespace twin
 
 // L1 half -> bias table float.
@@ -173,6 +213,13 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
       return twin::CopyToBiasTable(dst, src, p, loc);
     } else {
       TwinFailAt(loc, "the bias table (C2) holds float or int32_t words");
+    }
+  }
+  if (SpaceOf(dst.GetPosition()) == TwinSpace::FB) {
+    if constexpr (std::is_same_v<T, uint64_t>) {
+      return twin::CopyToFixpipeBuffer(dst, src, p, loc);
+    } else {
+      TwinFailAt(loc, "the fixpipe buffer (C2PIPE2GM) takes uint64_t quantization words");
     }
   }
   TwinCheckRangeAt(dst, twin::SpanBytes(p.blockCount, p.blockLen, p.dstStride) / sizeof(T), "DataCopy local->local", loc);

@@ -42,6 +42,17 @@ inline Space& CoreSpace(TwinSpace s) {
   return *slot;
 }
 
+inline uint8_t* LocalAddress(TPosition pos, uint32_t addr, uint64_t bytes, const TwinLoc& loc) {
+  Space& s = CoreSpace(SpaceOf(pos));
+  if (addr % 32 != 0 || uint64_t{addr} + bytes > s.bytes) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "LocalTensor(pos, addr %u, %llu bytes): outside the %u bytes of %s, or not 32-byte aligned",
+                  addr, static_cast<unsigned long long>(bytes), static_cast<unsigned>(s.bytes), s.name);
+    TwinFailAt(loc, msg);
+  }
+  return s.mem.get() + addr;
+}
+
 // The space of a C-API local array (`__cbuf__ half a[N]`, `__ca__`, `__cb__`, `__cc__`) that `bytes`
 // from `p` on belong to. The array is the kernel's own memory; the twin tracks it as a region of
 // buffer `kind` from the first instruction that addresses it, grown as later ones reach further
@@ -309,17 +320,19 @@ class LocalMemAllocator {
                                       : hard == Hardware::L0B ? TwinSpace::L0B
                                       : hard == Hardware::L0C ? TwinSpace::L0C
                                       : hard == Hardware::BIAS ? TwinSpace::BT
+                                      : hard == Hardware::FIXBUF ? TwinSpace::FB
                                                                : TwinSpace::UB;
   static constexpr TPosition kPosition = hard == Hardware::L1 ? TPosition::A1
                                          : hard == Hardware::L0A ? TPosition::A2
                                          : hard == Hardware::L0B ? TPosition::B2
                                          : hard == Hardware::L0C ? TPosition::CO1
                                          : hard == Hardware::BIAS ? TPosition::C2
+                                         : hard == Hardware::FIXBUF ? TPosition::C2PIPE2GM
                                                                   : TPosition::VECCALC;
 
  public:
-  static_assert(hard != Hardware::GM && hard != Hardware::FIXBUF && hard != Hardware::MAX,
-                "LocalMemAllocator: the twin models UB, L1, L0A, L0B, L0C and BIAS");
+  static_assert(hard != Hardware::GM && hard != Hardware::MAX,
+                "LocalMemAllocator: the twin models UB, L1, L0A, L0B, L0C, BIAS and FIXBUF");
   uint32_t GetCurAddr() const { return used_; }
   template <class DataType, uint32_t tileSize>
   LocalTensor<DataType> Alloc(TwinLoc loc = {}) { return Take<DataType>(kPosition, tileSize, loc); }

@@ -116,6 +116,9 @@ struct Core {
   // 0-15, H in 16-31, pads left/right/top/bottom in the bytes above), the pad value's bits, and
   // the L1 boundary in bytes (0: none).
   uint64_t l13dFmatrix = 0, l13dPadding = 0, l13dSize = 0;
+  // SetFixPipeConfig's quantization tensor in the fixpipe buffer (the V* quantPre modes read it).
+  uint64_t* fixQuantTable = nullptr;
+  uint32_t fixQuantWords = 0;
 };
 inline thread_local std::unique_ptr<Core> core;
 

@@ -5,11 +5,11 @@
 
 namespace AscendC {
 
-enum class TPosition { GM, VECIN, VECOUT, VECCALC, A1, A2, B1, B2, C1, C2, CO1, CO2, TSCM };
+enum class TPosition { GM, VECIN, VECOUT, VECCALC, A1, A2, B1, B2, C1, C2, CO1, CO2, TSCM, C2PIPE2GM };
 using QuePosition = TPosition;
 
 // Physical memory a position lives in, with its 910B capacity (DESIGN.md section 3).
-enum class TwinSpace { UB = 0, L1, L0A, L0B, L0C, BT, COUNT };  // BT: the bias table
+enum class TwinSpace { UB = 0, L1, L0A, L0B, L0C, BT, FB, COUNT };  // BT: the bias table, FB: the fixpipe buffer
 
 constexpr TwinSpace SpaceOf(TPosition pos) {
   switch (pos) {
@@ -18,6 +18,7 @@ constexpr TwinSpace SpaceOf(TPosition pos) {
     case TPosition::C1:
     case TPosition::TSCM: return TwinSpace::L1;
     case TPosition::C2: return TwinSpace::BT;
+    case TPosition::C2PIPE2GM: return TwinSpace::FB;
     case TPosition::A2: return TwinSpace::L0A;
     case TPosition::B2: return TwinSpace::L0B;
     case TPosition::CO1: return TwinSpace::L0C;
@@ -33,6 +34,7 @@ constexpr uint32_t SpaceCapacity(TwinSpace s) {
     case TwinSpace::L0B: return 64 * 1024;
     case TwinSpace::L0C: return 128 * 1024;
     case TwinSpace::BT: return 1024;
+    case TwinSpace::FB: return 2048;  // the quantization parameters' part of the 910B fixpipe buffer
     default: return 0;
   }
 }
@@ -45,6 +47,7 @@ constexpr const char* SpaceName(TwinSpace s) {
     case TwinSpace::L0B: return "L0B";
     case TwinSpace::L0C: return "L0C";
     case TwinSpace::BT: return "BT";
+    case TwinSpace::FB: return "FB";
     default: return "?";
   }
 }
@@ -83,11 +86,20 @@ class GlobalTensor {
   uint64_t size_ = 0;
 };
 
+namespace twin {
+// `bytes` at byte address `addr` of this core's buffer of `pos` (defined with the buffers, twin/pipe.h).
+uint8_t* LocalAddress(TPosition pos, uint32_t addr, uint64_t bytes, const TwinLoc& loc);
+}  // namespace twin
+
 template <typename T>
 class LocalTensor {
  public:
   LocalTensor() = default;
   LocalTensor(T* ptr, uint32_t size, TPosition pos, int32_t bufId) : ptr_(ptr), size_(size), pos_(pos), bufId_(bufId) {}
+  // Static-tensor programming: tileSize elements at byte address addr of pos's buffer.
+  LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, TwinLoc loc = {})
+      : ptr_(reinterpret_cast<T*>(twin::LocalAddress(pos, addr, uint64_t{tileSize} * sizeof(T), loc))),
+        size_(tileSize), pos_(pos) {}
   LocalTensor operator[](uint32_t offset) const {
     if (offset > size_) TwinFail("LocalTensor offset past the end of its buffer");
     return LocalTensor(ptr_ + offset, size_ - offset, pos_, bufId_);
