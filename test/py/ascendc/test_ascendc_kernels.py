@@ -286,6 +286,16 @@ def test_c_api_fill_l1(kernels, tmp_path):
     np.testing.assert_allclose(c.reshape(16, 32), want, rtol=1e-4, atol=1e-3)
 
 
+def test_c_api_per_channel_quantization_from_the_fixpipe_buffer(kernels, tmp_path):
+    rng = np.random.default_rng(15)
+    a, b = rng.standard_normal((16, 32)).astype(np.float16), rng.standard_normal((32, 32)).astype(np.float16)
+    scales = np.linspace(2.0, 20.0, 32).astype(np.float32)
+    (c,), _ = run(kernels, tmp_path, "c_api_quant_matmul", 1, [a, b, _scale_words(scales)], [(16 * 32, np.int8)])
+    acc = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float32)
+    want = np.clip(np.rint(acc.astype(np.float64) * scales), -128, 127).astype(np.int8)
+    assert np.abs(c.reshape(16, 32).astype(int) - want).max() <= 1   # float accumulation order may move a .5
+
+
 def test_c_api_compare_and_select(kernels, tmp_path):
     rng = np.random.default_rng(10)
     x, y = rng.standard_normal((2, 256), dtype=np.float32)

@@ -6,7 +6,8 @@
 // L1 -> C2, Mmad with a bias); the strided one (stride 2, dilation 2, pad 2) splits k in halves
 // by kStartPt and accumulates the second Mmad into L0C. The chained matmul keeps A * B on chip:
 // Fixpipe from L0C to L1 (NZ, F322F16), which is the next Mmad's A (matmul_chain_no_flag forgets
-// the FIX -> MTE1 flag between them). Also a C-API matmul whose A is filled in L1 by asc_fill_l1.
+// the FIX -> MTE1 flag between them). Also C-API matmuls whose A is filled in L1 by asc_fill_l1,
+// and whose Fixpipe quantizes per channel from the fixpipe buffer.
 // Registered into kernels.cpp's table.
 #include "acl/acl.h"
 #include "kernel_operator.h"
@@ -246,6 +247,39 @@ __aicore__ inline void CApiFillMatmul(GM_ADDR b, GM_ADDR c) {
   asc_copy_l0c2gm((__gm__ float*)c, c_l0, N, M, N, M, 0, static_cast<uint64_t>(QuantMode_t::NoQuant), 0, false, true);
   asc_sync();
 }
+// C[16][32] int8 = saturate(round(A * B * scale[n])): a half matmul whose Fixpipe quantizes per output
+// column (VQF322B8_PRE), the scales L1 -> fixpipe buffer (asc_copy_l12fb) and pointed at by
+// asc_set_l0c2gm_quant.
+__aicore__ inline void CApiQuantMatmul(GM_ADDR a, GM_ADDR b, GM_ADDR scales, GM_ADDR c) {
+  constexpr uint16_t M = 16, K = 32, N = 32, K1 = K / 16, N1 = N / 16;
+  asc_init();
+  __cbuf__ half a_l1[M * K], b_l1[K * N];
+  __cbuf__ uint64_t scale_l1[N];
+  __fbuf__ uint64_t scale_fb[N];
+  __ca__ half a_l0[M * K];
+  __cb__ half b_l0[K * N];
+  __cc__ float c_l0[M * N];
+  asc_copy_gm2l1_nd2nz(a_l1, (__gm__ half*)a, 1, M, K, 0, K, M, 1, 0);
+  asc_copy_gm2l1_nd2nz(b_l1, (__gm__ half*)b, 1, K, N, 0, N, K, 1, 0);
+  asc_copy_gm2l1(scale_l1, (__gm__ uint64_t*)scales, N * sizeof(uint64_t));
+  asc_sync_notify(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_copy_l12l0a(a_l0, a_l1, 0, K1, 1, 0);
+  for (uint16_t ki = 0; ki < K1; ++ki) asc_copy_l12l0b_trans(b_l0 + ki * N1 * FRAC, b_l1, ki, N1, K1, 0, false, 0);
+  asc_sync_notify(PIPE_MTE1, PIPE_M, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE1, PIPE_M, EVENT_ID0);
+  asc_mmad(c_l0, a_l0, b_l0, M, K, N, 0, false, false, true);
+  asc_sync_notify(PIPE_MTE2, PIPE_FIX, EVENT_ID0);  // the scales reach L1 on MTE2 and leave it on FIX
+  asc_sync_wait(PIPE_MTE2, PIPE_FIX, EVENT_ID0);
+  asc_copy_l12fb(scale_fb, scale_l1, N * sizeof(uint64_t));
+  asc_set_l0c2gm_quant(reinterpret_cast<uint64_t>(scale_fb));
+  asc_sync_notify(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_sync_wait(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_set_l0c_copy_params(1, 0, 0);
+  asc_copy_l0c2gm((__gm__ int8_t*)c, c_l0, N, M, N, M, 0, static_cast<uint64_t>(QuantMode_t::VQF322B8_PRE), 0, false,
+                  true);
+  asc_sync();
+}
 }  // namespace
 
 extern "C" __global__ __cube__ void conv_bias(GM_ADDR x, GM_ADDR w, GM_ADDR bias, GM_ADDR y) {
@@ -270,6 +304,9 @@ extern "C" __global__ __cube__ void matmul_chain_no_flag(GM_ADDR a, GM_ADDR b, G
 }
 extern "C" __global__ __cube__ void c_api_conv(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv(x, w, y); }
 extern "C" __global__ __cube__ void c_api_fill_matmul(GM_ADDR b, GM_ADDR c) { CApiFillMatmul(b, c); }
+extern "C" __global__ __cube__ void c_api_quant_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR scales, GM_ADDR c) {
+  CApiQuantMatmul(a, b, scales, c);
+}
 
 static const RegisterKernels kConvKernels({
     {"conv_bias", [](auto& a, uint32_t d, aclrtStream s) { conv_bias<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
@@ -278,5 +315,7 @@ static const RegisterKernels kConvKernels({
     {"matmul_chain_no_flag",
      [](auto& a, uint32_t d, aclrtStream s) { matmul_chain_no_flag<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_conv", [](auto& a, uint32_t d, aclrtStream s) { c_api_conv<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"c_api_quant_matmul",
+     [](auto& a, uint32_t d, aclrtStream s) { c_api_quant_matmul<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_fill_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_fill_matmul<<<d, nullptr, s>>>(a[0], a[1]); }},
 });

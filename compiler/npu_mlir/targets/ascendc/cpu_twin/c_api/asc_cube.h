@@ -18,8 +18,8 @@
 //
 // Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: the 3D load into L0B and the
 // repeat registers (asc_set_l13d_rpt), sparse and int4 forms, asc_fill_l0a/l0b, the BiasTable from the
-// C API (asc_copy_l12bt, c_matrix_source = true; the class API has it) and the fixpipe buffer (no
-// vector quantization), channel split, unit flags.
+// C API (asc_copy_l12bt, c_matrix_source = true; the class API has it), channel split, unit flags.
+// The fixpipe buffer (asc_copy_l12fb, asc_set_l0c2gm_quant) gives asc_copy_l0c2gm its per-channel modes.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +39,9 @@
 #endif
 #ifndef __cc__
 #define __cc__
+#endif
+#ifndef __fbuf__
+#define __fbuf__
 #endif
 
 // asc_copy_gm2l1's pad mode: the twin models no padding.
@@ -347,6 +350,37 @@ __aicore__ inline void asc_set_l0c_copy_params(uint16_t nd_num, uint16_t src_nd_
 }
 __aicore__ inline void asc_set_l0c_copy_prequant(uint64_t config) { AscendC::twin::CurrentCore().fixQuantScalar = config; }
 
+// The per-channel quantization scales (one uint64_t word per output column, a float's bits in the
+// low 32) for the V* modes of asc_copy_l0c2gm: copied L1 -> the fixpipe buffer on FIX (the buffer
+// declared as `__fbuf__ uint64_t scales[N]`), then pointed at by asc_set_l0c2gm_quant with that
+// array's address. asc_copy_l12fb's burst form counts 32-byte blocks, gaps from one burst's end to
+// the next one's start (asc-devkit's page for npu_arch 2201).
+__aicore__ inline void asc_copy_l12fb(__fbuf__ void* dst, __cbuf__ void* src, uint16_t burst_num, uint16_t burst_len,
+                                      uint16_t src_gap_size, uint16_t dst_gap_size, AscendC::TwinLoc loc = {}) {
+  const uint64_t len = uint64_t{burst_len} * 32u;
+  const uint64_t dstSpan = burst_num == 0 ? 0 : (burst_num - 1u) * (len + dst_gap_size * 32u) + len;
+  const uint64_t srcSpan = burst_num == 0 ? 0 : (burst_num - 1u) * (len + src_gap_size * 32u) + len;
+  auto fb = AscendC::twin::CubeTensor(static_cast<uint64_t*>(dst), AscendC::TwinSpace::FB, AscendC::TPosition::C2PIPE2GM,
+                                      dstSpan / 8u, "asc_copy_l12fb destination", loc);
+  auto l1 = AscendC::twin::CubeTensor(static_cast<uint64_t*>(src), AscendC::TwinSpace::L1, AscendC::TPosition::A1,
+                                      srcSpan / 8u, "asc_copy_l12fb source", loc);
+  AscendC::twin::CopyToFixpipeBuffer(fb, l1, burst_num, len, len + src_gap_size * 32u, len + dst_gap_size * 32u, loc);
+}
+__aicore__ inline void asc_copy_l12fb(__fbuf__ void* dst, __cbuf__ void* src, uint32_t size, AscendC::TwinLoc loc = {}) {
+  if (size % 32 != 0) AscendC::TwinFailAt(loc, "asc_copy_l12fb: size must be a multiple of 32 bytes");
+  asc_copy_l12fb(dst, src, 1, static_cast<uint16_t>(size / 32u), 0, 0, loc);
+}
+__aicore__ inline void asc_copy_l12fb_sync(__fbuf__ void* dst, __cbuf__ void* src, uint32_t size, AscendC::TwinLoc loc = {}) {
+  asc_copy_l12fb(dst, src, size, loc);
+  AscendC::twin::BarrierAll();
+}
+__aicore__ inline void asc_set_l0c2gm_quant(uint64_t quant, AscendC::TwinLoc loc = {}) {
+  uint64_t* table = reinterpret_cast<uint64_t*>(quant);
+  auto fb = AscendC::twin::CubeTensor(table, AscendC::TwinSpace::FB, AscendC::TPosition::C2PIPE2GM, 1,
+                                      "asc_set_l0c2gm_quant", loc);
+  AscendC::SetFixPipeConfig(fb, false, loc);
+}
+
 // n_size x m_size of L0C (src_stride 16-element rows between its 16-column groups) to GM: ND with
 // dst_stride elements per row when nz2nd_en, else NZ with dst_stride elements between 16-column groups.
 template <typename D, typename C>
@@ -356,8 +390,6 @@ __aicore__ inline void asc_copy_l0c2gm(__gm__ D* dst, __cc__ C* src, uint16_t n_
                                        AscendC::TwinLoc loc = {}) {
   using AscendC::QuantMode_t;
   const auto quant = static_cast<QuantMode_t>(quant_pre);
-  if (quant == QuantMode_t::VDEQF16 || quant == QuantMode_t::VQF322B8_PRE || quant == QuantMode_t::VREQ8)
-    AscendC::TwinFailAt(loc, "asc_copy_l0c2gm: per-channel quantization (scales in the fixpipe buffer) is not modelled by the twin");
   if (unit_flag_mode != 0) AscendC::TwinFailAt(loc, "asc_copy_l0c2gm: unit_flag_mode is not modelled by the twin (pass 0)");
   const AscendC::twin::Core& core = AscendC::twin::CurrentCore();
   const uint16_t nd = nz2nd_en ? core.fixNdNum : 1;
