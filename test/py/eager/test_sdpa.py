@@ -61,6 +61,35 @@ def test_sdpa_bool_and_float_masks():
     assert_no_fallback()
 
 
+FLASH_BIAS_GRAD = "npu::_npu_flash_attention_bias_grad_step"
+
+
+@pytest.mark.parametrize("b,n,s1,s2,mask_shape", [
+    (2, 2, 8, 16, (8, 16)),            # broadcast over batch and heads: summed over both
+    (2, 2, 8, 16, (2, 1, 8, 16)),      # per batch, shared by the heads
+    (1, 2, 520, 24, (1, 2, 520, 24)),  # two query blocks (512 + 8 rows), each its own slice
+])
+def test_sdpa_float_mask_requiring_grad_gets_its_gradient(b, n, s1, s2, mask_shape, eager_stats):
+    q, k, v, dy = make(b, n, n, s1, s2, 8, seed=5)
+    mask = torch.randn(mask_shape, generator=torch.Generator().manual_seed(6))
+    leaves = [t.clone().requires_grad_() for t in (q, k, v, mask)]
+    F.scaled_dot_product_attention(*leaves[:3], attn_mask=leaves[3]).backward(dy)
+    npu = [t.npu().requires_grad_() for t in (q, k, v, mask)]
+    got = F.scaled_dot_product_attention(*npu[:3], attn_mask=npu[3])
+    got.backward(dy.npu())
+    for g, w in zip(npu, leaves):
+        assert g.grad is not None and g.grad.shape == w.shape
+        torch.testing.assert_close(g.grad.cpu(), w.grad, atol=1e-4, rtol=1e-4)
+    assert eager_stats()[FLASH_BIAS_GRAD]["compiled"] >= 1
+    assert_no_fallback()
+
+
+def test_sdpa_mask_without_grad_skips_the_bias_gradient(eager_stats):
+    q, k, v, dy = make(1, 2, 2, 8, 16, 16)
+    compare(q, k, v, dy, attn_mask=torch.randn(8, 16))
+    assert FLASH_BIAS_GRAD not in eager_stats()
+
+
 def test_sdpa_dropout_takes_the_math_path():
     q, k, v, _ = make(1, 2, 2, 8, 8, 16)
     torch.npu.reset_eager_stats()

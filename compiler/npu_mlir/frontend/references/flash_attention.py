@@ -17,6 +17,10 @@ computed in float32; the state is float32.
                  torch_npu stores them).
   backward step  works on transposed scores sT = k q^T [G, C, R], so no step needs a transpose:
                  dV += P^T dO, dK += dS^T Q, dQ^T += K^T dS^T, dS^T = P^T * (dP^T - rowsum(dO * O)).
+  bias gradient  only when the bias (SDPA's float attn_mask) requires grad: the pair's dS^T [G, C, R]
+                 before the scale (the bias is added to the scaled scores), a separate step so the
+                 common backward does not pay for it; the host reduces it over the bias's broadcast
+                 dimensions block by block.
 
 Masking: `atten_mask` (bool, True = excluded, torch_npu's convention) is the block's [1 or G, R, C]
 slice (forward) or its [1 or G, C, R] transpose (backward); `bias` a float block of the same shape
@@ -117,8 +121,27 @@ def flash_backward_step(key: torch.Tensor, key_t: torch.Tensor, value: torch.Ten
     return dk, dv, dq_t
 
 
+def flash_bias_grad_step(key: torch.Tensor, value: torch.Tensor, query_t: torch.Tensor, grad_out_t: torch.Tensor,
+                         row_max: torch.Tensor, row_sum: torch.Tensor, delta: torch.Tensor,
+                         atten_mask: torch.Tensor | None, bias: torch.Tensor | None, group: int, diagonal: int,
+                         scale: torch.Tensor | float) -> torch.Tensor:
+    """The gradient of one block pair's additive bias, transposed: dS^T [G, C, R] float32, where
+    the bias enters as scores * scale + bias (so no factor of scale). Operands as in
+    flash_backward_step."""
+    rows = query_t.shape[2]
+    f32 = torch.float32
+    scores_t = torch.bmm(key.to(f32), query_t.to(f32)) * scale
+    if bias is not None:
+        scores_t = scores_t + bias.to(f32)
+    scores_t = _exclude(scores_t, atten_mask, diagonal, rows // group, transposed=True)
+    probs_t = torch.exp(scores_t - row_max) / row_sum
+    dprobs_t = torch.bmm(value.to(f32), grad_out_t.to(f32))
+    return probs_t * (dprobs_t - delta)
+
+
 REFERENCES: dict[str, Callable] = {
     "_npu_flash_attention_forward_step": flash_forward_step,
     "_npu_flash_attention_backward_prep": flash_backward_prep,
     "_npu_flash_attention_backward_step": flash_backward_step,
+    "_npu_flash_attention_bias_grad_step": flash_bias_grad_step,
 }

@@ -201,7 +201,36 @@ FlashGrads backward(const FlashProblem& p, const at::Tensor& out, const at::Tens
   }
   FlashGrads g{at::zeros_like(p.query, at::MemoryFormat::Contiguous),
                at::zeros({d.b, d.nkv, d.s2, d.d}, p.key.options()),
-               at::zeros({d.b, d.nkv, d.s2, d.d}, p.value.options())};
+               at::zeros({d.b, d.nkv, d.s2, d.d}, p.value.options()), {}};
+  if (p.biasGrad && p.bias.has_value()) g.dbias = at::zeros(p.bias->sizes(), p.bias->options().dtype(at::kFloat));
+  // One block pair's bias gradient, from its own step kernel (dS^T [B * Nkv, C, group * Bq]), summed
+  // over the bias's broadcast dimensions and added to its slice of g.dbias.
+  auto addBiasGrad = [&](Span q, Span k, const at::Tensor& key, const at::Tensor& value, const QueryBlock& b) {
+    at::Tensor dsT = eager::OpCommand()
+                         .Name("npu::_npu_flash_attention_bias_grad_step")
+                         .Input(key)
+                         .Input(value)
+                         .Input(b.qT)
+                         .Input(b.doutT)
+                         .Input(b.rowMax)
+                         .Input(b.rowSum)
+                         .Input(b.delta)
+                         .Attr("atten_mask", pairBlock(p.mask, q, k, d, true))
+                         .Attr("bias", pairBlock(p.bias, q, k, d, true))
+                         .Attr("group", d.group)
+                         .Attr("diagonal", band(p, q, k).diagonal)
+                         .Attr("scale", p.scale)
+                         .Run()[0];
+    at::Tensor ds = dsT.view({d.b, d.nkv, k.len, d.group, q.len}).permute({0, 1, 3, 4, 2}).reshape({d.b, d.n, q.len, k.len});
+    std::vector<int64_t> broadcast;
+    for (int64_t i = 0; i < 4; ++i)
+      if (g.dbias.size(i) == 1 && ds.size(i) != 1) broadcast.push_back(i);
+    if (!broadcast.empty()) ds = ds.sum(broadcast, /*keepdim=*/true);
+    at::Tensor slot = g.dbias;
+    if (slot.size(2) != 1) slot = slot.narrow(2, q.start, q.len);
+    if (slot.size(3) != 1) slot = slot.narrow(3, k.start, k.len);
+    slot.add_(ds);
+  };
   for (Span k : ks) {
     at::Tensor key = rows(p.key, k, 1), keyT = rowsT(p.key, k, 1), value = rows(p.value, k, 1);
     std::optional<at::Tensor> dk, dv;
@@ -235,6 +264,7 @@ FlashGrads backward(const FlashProblem& p, const at::Tensor& out, const at::Tens
       dk = r[0];
       dv = r[1];
       b.dqT = r[2];
+      if (g.dbias.defined()) addBiasGrad(qs[i], k, key, value, b);
     }
     if (dk.has_value()) {
       g.dk.narrow(2, k.start, k.len).copy_(dk->view({d.b, d.nkv, k.len, d.d}));
@@ -325,7 +355,7 @@ OverrideableResult sdpaForward(const at::Tensor& query, const at::Tensor& key, c
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     const at::Tensor& gradOut, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const at::Tensor& attnBias, std::array<bool, 4> /*gradInputMask*/, const at::Tensor& out,
+    const at::Tensor& attnBias, std::array<bool, 4> gradInputMask, const at::Tensor& out,
     const at::Tensor& logsumexp, const at::Tensor& /*cumSeqQ*/, const at::Tensor& /*cumSeqK*/, c10::SymInt /*maxQ*/,
     c10::SymInt /*maxK*/, double dropoutP, bool isCausal, const at::Tensor& /*philoxSeed*/,
     const at::Tensor& /*philoxOffset*/, std::optional<double> scale) {
@@ -333,9 +363,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
   std::optional<at::Tensor> mask;
   if (attnBias.defined()) mask = attnBias;
   FlashProblem p = sdpaProblem(query, key, value, mask, isCausal, scale);
+  p.biasGrad = gradInputMask[3] && attnBias.defined() && at::isFloatingType(attnBias.scalar_type());
   at::Tensor rowMax = logsumexp.unsqueeze(3);
   FlashGrads g = backward(p, out, gradOut, rowMax, at::ones_like(rowMax));
-  return {g.dq, g.dk, g.dv, at::Tensor()};
+  at::Tensor dbias = g.dbias.defined() ? g.dbias.view(attnBias.sizes()).to(attnBias.scalar_type()) : at::Tensor();
+  return {g.dq, g.dk, g.dv, dbias};
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ struct FlashProblem {
   // S2 - S1: bottom-right); kNoCausal: none.
   int64_t causalShift = kNoCausal;
   double scale = 1.0;
+  bool biasGrad = false;  // backward: also the bias's gradient (SDPA's float attn_mask requiring grad)
 };
 
 struct FlashForward {
@@ -35,6 +36,7 @@ struct FlashForward {
 
 struct FlashGrads {
   at::Tensor dq, dk, dv;  // BNSD contiguous, the inputs' dtypes
+  at::Tensor dbias;       // the bias's (4-D, broadcast) shape, float32; undefined unless biasGrad
 };
 
 FlashForward forward(const FlashProblem& p);
