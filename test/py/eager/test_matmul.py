@@ -8,6 +8,9 @@ a few units in the last place of the largest value.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 import torch
 
@@ -51,14 +54,32 @@ def test_mm_transposed_operands(layout: str, dtype: torch.dtype, eager_stats) ->
     assert_no_fallback()
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_bmm(dtype: torch.dtype, eager_stats) -> None:
     a, b = _inputs((3, 17, 31), (3, 31, 23), dtype=dtype)
     _close(torch.bmm(a.npu(), b.npu()), _reference(torch.bmm, [a, b], dtype), dtype)
     assert_no_fallback()
 
 
-def test_matmul_broadcast_batch(eager_stats) -> None:
-    a, b = _inputs((2, 1, 5, 7), (3, 7, 4), dtype=torch.float32)
-    _close(torch.matmul(a.npu(), b.npu()), torch.matmul(a, b), torch.float32)
+@pytest.mark.parametrize("m,k,n,batch", [(33, 258, 96, None), (1, 64, 32, None), (9, 130, 48, 2)])
+def test_bf16_k_pairs(m: int, k: int, n: int, batch: int | None, eager_stats) -> None:
+    # Even K and 16-column register tiles: the shapes whose K pairs go through vdpbf16ps on a host
+    # with AVX512-BF16 (targets/sim/bf16_dot.py); odd row counts leave partial register tiles.
+    lead = () if batch is None else (batch,)
+    a, b = _inputs(lead + (m, k), lead + (k, n), dtype=torch.bfloat16)
+    _close(torch.matmul(a.npu(), b.npu()), _reference(torch.matmul, [a, b], torch.bfloat16), torch.bfloat16)
     assert_no_fallback()
+
+
+def test_bf16_register_tiles_use_dot_products(tmp_path) -> None:
+    bf16_dot = pytest.importorskip("npu_mlir.targets.sim.bf16_dot")
+    if not bf16_dot.AVAILABLE or shutil.which("objdump") is None:
+        pytest.skip("the host has no AVX512-BF16 (or no objdump to read the kernel)")
+    from npu_mlir.frontend import import_fx_graph
+    from npu_mlir.targets.sim.build import SimTiling, compile_linalg
+
+    a, b = _inputs((16, 64), (64, 32), dtype=torch.bfloat16)
+    kernel = compile_linalg(import_fx_graph(lambda x, y: x @ y, [a, b]).module, SimTiling(1), name="bf16_mm",
+                            cache_dir=tmp_path)
+    listing = subprocess.run(["objdump", "-d", kernel.so_path], capture_output=True, text=True, check=True).stdout
+    assert "vdpbf16ps" in listing

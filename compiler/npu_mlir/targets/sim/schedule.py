@@ -23,6 +23,8 @@ from torch_mlir.dialects import arith
 from torch_mlir.dialects.transform import interpreter
 from torch_mlir.passmanager import PassManager
 
+from npu_mlir.targets.sim import bf16_dot
+
 BLOCK_LOOP_ATTR = "npu.block_loop"
 ROOT_ATTR = "npu.root"
 TILE_ID_ATTR = "npu.tile_id"
@@ -354,6 +356,8 @@ def tile_and_vectorize(module: ir.Module, func: ir.Operation) -> None:
         if nest is None or min(nest.ranges, default=1) < 0:
             continue
         sizes = ub_tile_sizes(nest)
+        if nest.is_contraction and nest.ranges[-1] % 2 == 0 and nest.ranges[-1] > 2 and bf16_dot.pairs_k(op):
+            sizes[-1] = 2  # K pairs for vdpbf16ps (bf16_dot.py)
         if not any(sizes):
             continue
         op.attributes[TILE_ID_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
@@ -370,6 +374,7 @@ def tile_and_vectorize(module: ir.Module, func: ir.Operation) -> None:
         "%f = transform.structured.match ops{[\"func.func\"]} in %root : (!transform.any_op) -> !transform.any_op\n"
         "%v = transform.structured.vectorize_children_and_apply_patterns %f : (!transform.any_op) -> !transform.any_op")
     run_transform(module, "\n".join(commands))
+    bf16_dot.use_dot_products(func)
 
 
 def _drop_self_copies(module: ir.Module) -> None:
