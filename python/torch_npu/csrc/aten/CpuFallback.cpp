@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/aten/ArgumentErrors.h"
 #include "torch_npu/csrc/aten/CpuAlias.h"
 #include "torch_npu/csrc/core/NpuDevice.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
@@ -188,11 +189,7 @@ void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std
   } catch (c10::OutOfMemoryError&) {
     throw;
   } catch (c10::Error& e) {
-    // The op's own checks refused its arguments (torch's message, torch's exception type):
-    // torch_npu marks such errors ERR01001, whichever op raised them.
-    if (std::string(e.what_without_backtrace()).find("ERR0") == std::string::npos) {
-      e.add_context(errCode(SubModule::OPS, ErrCode::PARAM));
-    }
+    markArgumentError(e);  // the op's own checks refused its arguments (torch's message and type)
     throw;
   }
   // Only a call the CPU kernel accepted ran on the CPU: one its own checks refused raised above.

@@ -5,9 +5,11 @@
 Every op under `supported:` is registered for PrivateUse1 with the eager dispatcher's boxed kernel
 (torch_npu::eager::compiledKernel), as torch_npu's codegen registers its op-plugin kernels. Ops
 under `views:` (metadata-only views whose kernel is the same for every backend) get
-torch_npu::eager::viewKernel, which counts the call and runs that shared kernel. The file
-is YAML, but only the subset this project writes (top-level keys holding `- item` lists), so the
-build needs no YAML package.
+torch_npu::eager::viewKernel, which counts the call and runs that shared kernel. A structured
+op listed by its out= form only (topk.values) keeps torch's composite kernel for its functional
+and in-place forms; ArgumentErrors.cpp wraps those at load so their meta checks raise ERR01001.
+The file is YAML, but only the subset this project writes (top-level keys holding `- item`
+lists), so the build needs no YAML package.
 
 Entries under `custom:` are full schemas of torch_npu's own ops, e.g.
     - npu_swiglu(Tensor self, int dim=-1) -> Tensor
