@@ -5,9 +5,14 @@ simulated device checks beside the kernels instead (csrc/npu/OverflowCheck.h): w
 every compiled kernel's floating-point results are scanned for inf/nan on the kernel's stream,
 right after it, and one found sets the device's sticky flag. Scanning costs a pass over each
 float result, so it is armed by the first call of either function (the loss-scaler pattern:
-clear, run the step, read), or explicitly by :func:`set_overflow_check`. Ops that run on the
-CPU fallback are not scanned.
+clear, run the step, read), explicitly by :func:`set_overflow_check`, or from the start by
+``TORCH_NPU_OVERFLOW_CHECK=1``. Ops that run on the CPU fallback are scanned too.
+
+A first :func:`get_npu_overflow_flag` that arms the check cannot know what ran before it (on
+a 910B the status bit would have seen it): it warns that those kernels went unscanned.
 """
+
+import warnings
 
 from torch_npu import _C
 from torch_npu.npu.devices import _DeviceLike, _get_device_index
@@ -27,11 +32,16 @@ def set_overflow_check(enabled: bool) -> None:
 def get_npu_overflow_flag(device: _DeviceLike = None) -> bool:
     r"""Whether a kernel on ``device`` produced inf or nan since the flag was last cleared.
 
-    Waits for the device's queued work first. The first call arms the check (see the module
-    docstring): kernels launched before it are not scanned.
+    Waits for the device's queued work first. A call that arms the check (see the module
+    docstring) warns that kernels launched before it were not scanned.
     """
     _lazy_init()
-    _C._npu_set_overflow_check(True)
+    if not _C._npu_overflow_check_enabled():
+        _C._npu_set_overflow_check(True)
+        warnings.warn("torch.npu.get_npu_overflow_flag: the overflow check was off until this call, so kernels "
+                      "launched before it were not scanned for inf/nan. Call torch.npu.clear_npu_overflow_flag() "
+                      "before the work you check, or set TORCH_NPU_OVERFLOW_CHECK=1 to scan from the start.",
+                      stacklevel=2)
     return _C._npu_get_overflow_flag(_get_device_index(device, optional=True))
 
 

@@ -3,7 +3,10 @@ SyncLaunchStream, ExternalEvent, current_blas_handle, npurt, the obfuscation cal
 argument errors, and a pinned non-blocking D2H destination kept from reuse until its copy ran."""
 
 import ctypes
+import os
 import re
+import subprocess
+import sys
 import time
 import warnings
 
@@ -127,6 +130,32 @@ def test_overflow_flag_set_by_an_fp16_overflow_and_cleared():
     torch_npu.npu.overflow.set_overflow_check(False)
 
 
+def test_a_get_that_arms_the_overflow_check_warns_that_earlier_kernels_went_unscanned():
+    torch_npu.npu.overflow.set_overflow_check(False)
+    huge = torch.tensor([3e38], dtype=torch.bfloat16).npu()
+    huge * 10  # inf while the check is off
+    with pytest.warns(UserWarning, match="kernels launched before it were not scanned"):
+        assert not torch.npu.get_npu_overflow_flag()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # armed now: no warning, and a bf16 inf is seen
+        huge * 10
+        assert torch.npu.get_npu_overflow_flag()
+    torch.npu.clear_npu_overflow_flag()
+    torch_npu.npu.overflow.set_overflow_check(False)
+
+
+def test_overflow_check_armed_from_the_start_sees_the_first_kernels_overflow():
+    # torch_npu's documented example: no clear before the overflow.
+    script = ("import warnings, torch, torch_npu\n"
+              "warnings.simplefilter('error')\n"
+              "a = torch.Tensor([65535]).npu().half()\n"
+              "a = a + a\n"
+              "print(torch.npu.get_npu_overflow_flag())\n")
+    env = {**os.environ, "TORCH_NPU_OVERFLOW_CHECK": "1"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.split()[-1] == "True", out.stderr[-2000:]
+
+
 def test_sync_launch_stream_runs_work_before_returning():
     s = torch.npu.SyncLaunchStream()
     assert isinstance(s, torch.npu.Stream) and s.device_index == 0
@@ -219,6 +248,23 @@ def test_an_op_refused_by_its_own_checks_does_not_warn_that_it_ran_on_the_cpu():
     want_values, want_indices = torch.topk(a.cpu(), 3)
     torch.testing.assert_close(values.cpu(), want_values)
     torch.testing.assert_close(indices.cpu(), want_indices)
+
+
+def test_structured_ops_meta_checks_carry_err01001():
+    # topk, gather and cumsum_ run torch's structured composite (its meta function checks, then
+    # our out= kernel): the checks' errors keep torch's type and wording and gain ERR01001.
+    a = torch.randn(4, 5).npu()
+    index = torch.tensor([[0, 4, 1], [2, 2, 3], [1, 0, 0], [4, 3, 2]]).npu()
+    with pytest.raises(RuntimeError, match=r"selected index k out of range[\s\S]*ERR01001 OPS invalid parameter"):
+        torch.topk(a, 9)
+    with pytest.raises(IndexError, match=r"Dimension out of range[\s\S]*ERR01001"):
+        torch.gather(a, 5, index)
+    with pytest.raises(IndexError, match=r"Dimension out of range[\s\S]*ERR01001"):
+        a.clone().cumsum_(dim=3)
+    torch.testing.assert_close(torch.gather(a, 1, index).cpu(), torch.gather(a.cpu(), 1, index.cpu()))
+    summed = a.clone()
+    summed.cumsum_(dim=1)
+    torch.testing.assert_close(summed.cpu(), a.cpu().cumsum(dim=1))
 
 
 def test_pinned_destination_of_a_non_blocking_copy_is_not_reused_before_the_copy_ran(big):

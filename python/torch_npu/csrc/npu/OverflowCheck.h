@@ -5,8 +5,8 @@
 // check is armed, every compiled kernel's floating-point results are scanned for inf/nan by
 // a host task on the kernel's stream, right after it; one found sets the device's sticky
 // flag. Arming costs one pass over each float result per op, so it is off until the first
-// get/clear call (the loss-scaler pattern: clear, run, read) or torch_npu's
-// npu.utils.set_overflow_check(True).
+// get/clear call (the loss-scaler pattern: clear, run, read), torch_npu's
+// npu.overflow.set_overflow_check(True), or TORCH_NPU_OVERFLOW_CHECK=1 (armed from the start).
 #pragma once
 
 #include <ATen/core/Tensor.h>
