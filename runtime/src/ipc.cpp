@@ -268,6 +268,19 @@ aclError keyCounter(IpcState& st, const IpcBufferDesc& d, const char* caller, st
   return ACL_SUCCESS;
 }
 
+// The count of a key's holders: in this process's directory for a key it exported, else in the
+// exporter's (mapped here).
+aclError holderCount(IpcState& st, const IpcBufferDesc& d, const char* caller, std::atomic<int64_t>** counter) {
+  if (d.pid != getpid()) return keyCounter(st, d, caller, counter);
+  auto open = st.openKeys.find(d.counterSlot);
+  if (st.directory == nullptr || d.directoryInode != st.directoryInode || open == st.openKeys.end() ||
+      open->second != d.serial) {
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(caller) + ": the key is not open in this process");
+  }
+  *counter = &st.directory->counters[d.counterSlot];
+  return ACL_SUCCESS;
+}
+
 struct EventHandleData {
   uint64_t magic;
   int32_t pid;
@@ -385,6 +398,32 @@ aclError ipcExportInUse(const char* key, int64_t* inUse) {
     return fail(ACL_ERROR_INVALID_PARAM, "ipcExportInUse: the key was not exported by this process");
   }
   *inUse = st.directory->counters[d.counterSlot].load(std::memory_order_acquire);
+  return ACL_SUCCESS;
+}
+
+aclError ipcForwardKey(const char* key) {
+  IpcBufferDesc d;
+  if (!parseKey(key, &d) || d.counterSlot == 0) return fail(ACL_ERROR_INVALID_PARAM, "ipcForwardKey: not an IPC memory key");
+  IpcState& st = state();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  if (st.importedKeys.count(key) == 0) {
+    return fail(ACL_ERROR_INVALID_PARAM, "ipcForwardKey: the key is not imported in this process");
+  }
+  std::atomic<int64_t>* counter = nullptr;
+  if (aclError rc = holderCount(st, d, "ipcForwardKey", &counter)) return rc;
+  // This process still holds the key, so the count is positive and the exporter keeps the block.
+  counter->fetch_add(1, std::memory_order_acq_rel);
+  return ACL_SUCCESS;
+}
+
+aclError ipcReleaseKey(const char* key) {
+  IpcBufferDesc d;
+  if (!parseKey(key, &d) || d.counterSlot == 0) return fail(ACL_ERROR_INVALID_PARAM, "ipcReleaseKey: not an IPC memory key");
+  IpcState& st = state();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  std::atomic<int64_t>* counter = nullptr;
+  if (aclError rc = holderCount(st, d, "ipcReleaseKey", &counter)) return rc;
+  counter->fetch_sub(1, std::memory_order_acq_rel);
   return ACL_SUCCESS;
 }
 

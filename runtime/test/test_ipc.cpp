@@ -66,6 +66,34 @@ void exporterCannotCloseAKeyStillHeld() {
   EXPECT_OK(aclrtFree(dev));
 }
 
+void forwardedKeyCountsOneMoreHolder() {
+  void* dev = nullptr;
+  EXPECT_OK(aclrtMalloc(&dev, 4096, 0));
+  char key[ACL_IPC_MEM_KEY_LEN];
+  EXPECT_OK(aclrtIpcMemGetExportKey(dev, 4096, key, sizeof(key), 0));
+  EXPECT(npurt::ipcForwardKey(key) == ACL_ERROR_INVALID_PARAM);  // only an importer sends a key on
+  int64_t holders = -1;
+  int status = inChild([&] {
+    void* mine = nullptr;
+    if (aclrtIpcMemImportByKey(&mine, key, 0) != ACL_SUCCESS) return false;
+    if (npurt::ipcForwardKey(key) != ACL_SUCCESS) return false;  // to a receiver that has it open already:
+    if (npurt::ipcReleaseKey(key) != ACL_SUCCESS) return false;  // ...which releases it at once
+    if (npurt::ipcForwardKey(key) != ACL_SUCCESS) return false;  // to one that keeps it
+    return aclrtIpcMemClose(key) == ACL_SUCCESS;
+  });
+  EXPECT(status == 0);
+  EXPECT_OK(npurt::ipcExportInUse(key, &holders));
+  EXPECT(holders == 1);  // the last receiver still holds it
+  EXPECT(aclrtIpcMemClose(key) == ACL_ERROR_RT_MEMORY_IN_USE);
+  EXPECT_OK(npurt::ipcReleaseKey(key));  // the key came back here: released by its exporter
+  EXPECT_OK(npurt::ipcExportInUse(key, &holders));
+  EXPECT(holders == 0);
+  EXPECT_OK(aclrtIpcMemClose(key));
+  EXPECT(npurt::ipcReleaseKey(key) == ACL_ERROR_INVALID_PARAM);  // closed
+  EXPECT(npurt::ipcReleaseKey("not a key") == ACL_ERROR_INVALID_PARAM);
+  EXPECT_OK(aclrtFree(dev));
+}
+
 void keyOfFreedMemoryFailsToImport() {
   void* dev = nullptr;
   EXPECT_OK(aclrtMalloc(&dev, 4096, 0));
@@ -142,6 +170,7 @@ void eventRecordedHereIsWaitedForThere() {
 int main() {
   RUN(importerSeesAndWritesTheExportersBytes);
   RUN(exporterCannotCloseAKeyStillHeld);
+  RUN(forwardedKeyCountsOneMoreHolder);
   RUN(keyOfFreedMemoryFailsToImport);
   RUN(badKeysAndPointers);
   RUN(eventRecordedHereIsWaitedForThere);

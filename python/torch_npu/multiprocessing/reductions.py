@@ -19,8 +19,17 @@ BASE_FORMATS = frozenset({0, 1, 2, 30})  # NCHW, NHWC, ND, NCDHW
 
 
 def share_npu(storage: torch.UntypedStorage) -> tuple:
-    """Export ``storage`` for another process: ``(device, key, nbytes, event_handle)`` (``UntypedStorage._share_npu_``)."""
-    return _C._npu_share_storage(storage)
+    """Export ``storage`` for another process: ``(device, key, nbytes, event_handle)`` (``UntypedStorage._share_npu_``).
+
+    A storage this process received is sent on under its key (the exporter keeps the memory
+    for every holder). The storage is cached under the bytes it names, so one that comes back
+    here is this same storage.
+    """
+    shared = _C._npu_share_storage(storage)
+    key = shared[1]
+    if key is not None:
+        torch_reductions.shared_cache[segment_identity(key)] = torch_reductions.StorageWeakRef(storage)
+    return shared
 
 
 def new_shared_npu(device: int, key: bytes | None, nbytes: int, event_handle: bytes | None) -> torch.UntypedStorage:
@@ -33,7 +42,7 @@ def new_shared_npu(device: int, key: bytes | None, nbytes: int, event_handle: by
     identity = segment_identity(key)
     storage = torch_reductions.storage_from_cache(torch.UntypedStorage, identity)
     if storage is not None:
-        _C._npu_ipc_release_key(key.decode())  # already open here: this key's count is released at once
+        _C._npu_ipc_release_key(key.decode())  # already open here (or this process's own): released at once
         return storage
     torch.npu._lazy_init()
     storage = _C._npu_new_shared_storage(device, key.decode(), nbytes, event_handle or b"")

@@ -50,6 +50,12 @@ aclError ipcDescribe(const void* ptr, size_t size, IpcBufferDesc* desc);
 aclError ipcOpenPeer(const IpcBufferDesc& desc, void** ptr);
 // Whether importers still hold the key this process exported (*inUse = their count).
 aclError ipcExportInUse(const char* key, int64_t* inUse);
+// A key imported here goes on to another process (a received tensor sent again): counts one
+// more holder, whom the exporter waits for as for the first.
+aclError ipcForwardKey(const char* key);
+// Drops one holder's count of a key received but not imported (the memory was open here
+// already, under this key or another; an exporter may receive its own key back).
+aclError ipcReleaseKey(const char* key);
 // Whether `ptr` is in memory mapped from another process (its reuse is the exporter's business).
 bool ipcIsImported(const void* ptr);
 // The exporter pid a key names (0 if it is not a key).

@@ -26,3 +26,11 @@ def peer(spawned_tensor) -> Peer:
     p = Peer({"spawned": spawned_tensor})
     yield p
     p.close()
+
+
+@pytest.fixture(scope="session")
+def second_peer() -> Peer:
+    """A third process, for tensors sent on by a process that received them."""
+    p = Peer({})
+    yield p
+    p.close()

@@ -45,6 +45,23 @@ def step_storage_ptr(name: str):
     return held[name].untyped_storage()._cdata
 
 
+def step_make(name: str, values: torch.Tensor):
+    """Hold ``values`` moved to npu here (this process exports it) and send it back."""
+    held[name] = values.npu()
+    torch.npu.synchronize()
+    return held[name]
+
+
+def step_give(name: str):
+    """Send ``name`` back: a received tensor goes on to the test process."""
+    return held[name]
+
+
+def step_ipc_collect():
+    torch.npu.ipc_collect()
+    return torch_npu._C._npu_ipc_counts()
+
+
 def step_drop(name: str):
     del held[name]
     return True

@@ -109,6 +109,44 @@ def test_sending_the_same_tensor_twice_opens_it_once(peer):
     assert counts()["limbo"] == 0 and counts()["open_export_keys"] == keys_before
 
 
+def test_a_tensor_sent_back_to_its_exporter_is_its_own_storage(peer):
+    keys_before = counts()["open_export_keys"]
+    t = torch.arange(16, dtype=torch.float32).npu()
+    peer.call("hold", "r", t)
+    peer.call("add", "r", 1.0)
+    back = peer.call("give", "r")  # the peer sends on what it received
+    assert back.data_ptr() == t.data_ptr()
+    back.mul_(2)
+    torch.npu.synchronize()
+    assert_close(t.cpu(), (torch.arange(16, dtype=torch.float32) + 1) * 2)
+    assert_close(peer.call("read", "r"), t.cpu())
+    peer.call("drop", "r")
+    del t, back
+    gc.collect()
+    torch.npu.ipc_collect()
+    assert counts()["limbo"] == 0 and counts()["open_export_keys"] == keys_before
+
+
+def test_a_received_tensor_sent_on_to_a_third_process_shares_the_exporters_bytes(peer, second_peer):
+    values = torch.arange(32, dtype=torch.float32)
+    received = peer.call("make", "m", values)  # the peer exports, this process imports
+    received.add_(1)  # queued, not synchronized: sending it on orders the third process after it
+    second_peer.call("hold", "m", received)  # sent on from here
+    assert_close(second_peer.call("read", "m"), values + 1)
+    second_peer.call("add", "m", 10.0)
+    assert_close(peer.call("read", "m"), values + 11)  # the exporter sees the third process's write
+    assert_close(received.cpu(), values + 11)
+    # The exporter's block lives until the last holder lets go, whoever sent it to whom.
+    peer.call("drop", "m")
+    assert peer.call("ipc_collect")["limbo"] == 1
+    del received
+    gc.collect()
+    assert peer.call("ipc_collect")["limbo"] == 1  # the third process still holds it
+    assert_close(second_peer.call("read", "m"), values + 11)
+    second_peer.call("drop", "m")
+    assert peer.call("ipc_collect")["limbo"] == 0
+
+
 def test_unshareable_tensor_fails_on_the_receiver_instead_of_hanging(peer):
     previous = torch.npu.config.allow_internal_format
     torch.npu.config.allow_internal_format = True

@@ -8,7 +8,8 @@
 // dies while receivers still hold a key, the SentData waits in a limbo list that
 // _npu_ipc_collect (torch.npu.ipc_collect) and every later share sweep.
 // Receiver: _npu_new_shared_storage imports the key into a non-resizable storage whose
-// deleter closes the key (releasing the sender's count).
+// deleter closes the key (releasing the sender's count). Sharing that storage again forwards
+// the key with one more count (forwardReceived).
 #include <c10/core/StorageImpl.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/Storage.h>
@@ -103,6 +104,23 @@ std::string ipcMessage(const char* what) {
   return std::string(what) + ": " + aclGetRecentErrMsg();
 }
 
+// A received storage sent on (to a third process, or back): the key it was opened with, one
+// more holder counted on it, so the exporter keeps the block for the next receiver too. Its
+// writes queued here are done before the key leaves (no event: the storage may die before
+// the receiver opens one).
+py::tuple forwardReceived(c10::StorageImpl& impl) {
+  c10::DeviceIndex device = impl.device().index();
+  const std::string& key = static_cast<ReceivedData*>(impl.data_ptr().get_context())->key;
+  {
+    py::gil_scoped_release noGil;
+    NPU_CHECK_ACL(aclrtSynchronizeStream(nativeStream(getCurrentStream(device))));
+  }
+  TORCH_CHECK(npurt::ipcForwardKey(key.c_str()) == ACL_SUCCESS,
+              ipcMessage("sending a received npu storage on to another process failed"), "\n",
+              ptaErr(ErrCode::NOT_SUPPORT));
+  return py::make_tuple(device, py::bytes(key), impl.nbytes(), py::none());
+}
+
 // (device, key, nbytes, event handle): what a receiver needs to open the storage.
 py::tuple shareStorage(py::handle object) {
   TORCH_CHECK(THPStorage_Check(object.ptr()), "_share_npu_ expects a torch.UntypedStorage\n", ptaErr(ErrCode::TYPE));
@@ -112,9 +130,7 @@ py::tuple shareStorage(py::handle object) {
               ", not an npu\n", ptaErr(ErrCode::PARAM));
   c10::DeviceIndex device = impl->device().index();
   if (impl->nbytes() == 0) return py::make_tuple(device, py::none(), 0, py::none());
-  TORCH_CHECK(impl->data_ptr().get_deleter() != &deleteReceivedData,
-              "an npu storage received from another process cannot be shared again; share a clone() of it\n",
-              ptaErr(ErrCode::NOT_SUPPORT));
+  if (impl->data_ptr().get_deleter() == &deleteReceivedData) return forwardReceived(*impl);
   collectLimbo();
   SentData* sent = nullptr;
   if (impl->data_ptr().get_deleter() == &deleteSentData) {
@@ -224,8 +240,8 @@ TORCH_NPU_BINDINGS(bindIpc) {
   m.def("_npu_share_storage", &shareStorage, py::arg("storage"));
   m.def("_npu_new_shared_storage", &newSharedStorage, py::arg("device"), py::arg("key"), py::arg("nbytes"),
         py::arg("event_handle"));
-  // A receiver that already had the storage open releases the sender's count for the new key.
-  m.def("_npu_ipc_release_key", [](const std::string& key) { (void)aclrtIpcMemClose(key.c_str()); });
+  // A receiver that already had the storage open releases the sender's count for the key.
+  m.def("_npu_ipc_release_key", [](const std::string& key) { (void)npurt::ipcReleaseKey(key.c_str()); });
   m.def("_npu_ipc_collect", [] { return collectLimbo(); });
   m.def("_npu_ipc_counts", [] {
     npurt::IpcCounts counts = npurt::ipcCounts();
