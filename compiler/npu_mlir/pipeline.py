@@ -37,9 +37,9 @@ class PipelineOptions:
 
     chip: str = "Ascend910B1"
     from_torch: bool = True  # input is torch-dialect (backend contract); False: already linalg
-    # Stage 5. Off by default: ascend-lower-tiles copies ND tiles only and rejects FRACTAL_NZ
-    # cube operands (ERR03003); the numbers are the same either way.
-    formats: bool = False
+    # Stage 5: cube operands in FRACTAL_NZ. An ND operand's cast joins its cube kernel (stage 6),
+    # whose copy-in converts it GM -> L1, so formats add no kernel and no GM round trip.
+    formats: bool = True
     max_kernel_ops: int = 64  # stage 6: largest fused kernel
     epilogue: bool = True  # stage 6: fuse elementwise consumers into matmul kernels
     until: str = "lower-tiles"  # last stage to run: "linalg", "ascend", "kernels", "tile", "lower-tiles"
@@ -76,9 +76,11 @@ def raise_to_ascend(o: PipelineOptions) -> list[str]:
 
 
 def assign_formats(o: PipelineOptions) -> list[str]:
-    # After raising (it needs ascend.matmul / conv2d) and before outlining: the casts it adds
-    # become kernels of their own, and cse merges the casts of a weight used twice.
-    return ["ascend-assign-formats", "cse"] if o.formats else []
+    # After raising (it needs ascend.matmul / conv2d) and before outlining, which puts an ND -> NZ
+    # cast of a cube operand into the cube kernel's copy-in; other casts (conv's NC1HWC0 /
+    # FRACTAL_Z) become kernels of their own, and cse merges the casts of a weight used twice.
+    # ascend-read-stored-formats first: an operand already stored in NZ needs no cast.
+    return ["ascend-read-stored-formats", "ascend-assign-formats", "cse"] if o.formats else []
 
 
 def outline_kernels(o: PipelineOptions) -> list[str]:

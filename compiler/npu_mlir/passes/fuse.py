@@ -9,7 +9,9 @@ the shapes fit, or starts its own):
   matmul_epilogue  a matmul / batch_matmul with the elementwise ops that consume its result
   conv             a conv2d with its elementwise epilogue
   single           an op that fuses with nothing (format_cast, transpose); reshapes stay on the
-                   host as views
+                   host as views. An ND -> FRACTAL_NZ cast of a matmul operand is no kernel of
+                   its own: it joins the matmul's kernel, whose copy-in converts the operand
+                   GM -> L1 (one cast per matmul that reads it)
   opaque           upstream ops raising left as they are (gathers, value+index reductions,
                    tensor.concat, ...) with the other such ops they feed; the kernel body keeps
                    them, tiled as one block with no AscendC yet, so the host still computes nothing
@@ -27,6 +29,7 @@ from torch_mlir import ir
 
 from ..dialects.ascend import load_ascend
 from ..analysis.host_function import VIEW_OPS
+from ..analysis.kernel_model import is_copy_in_cast
 from .fuse_groups import ALONE, CUBE, Group, tensor_shape, group_block
 from .fuse_outline import members_of, outline
 
@@ -85,6 +88,17 @@ def _copy_aliased_results(func: ir.OpView) -> None:
         seen.add(root)
 
 
+def _cast_per_cube_use(block: ir.Block) -> None:
+    """A copy-in cast read by several cube ops (a weight cse shared) is cloned for each, so every
+    cube kernel converts its own operand in its copy-in."""
+    for op in list(block.operations):
+        if not is_copy_in_cast(op.operation):
+            continue
+        for use in list(op.results[0].uses)[1:]:
+            clone = op.operation.clone(ir.InsertionPoint(op))
+            use.owner.operands[use.operand_number] = clone.results[0]
+
+
 def _fold_checks(groups: list[Group]) -> list[Group]:
     """An opaque group with no results (torch-mlir's index-bounds checks: a linalg.generic of
     cf.asserts) joins the next opaque group in program order, whose launch comes after every
@@ -113,6 +127,7 @@ def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bo
             continue
         fname = ir.StringAttr(func.attributes["sym_name"]).value
         _copy_aliased_results(func)
+        _cast_per_cube_use(func.regions[0].blocks[0])
         for group in _fold_checks(group_block(func.regions[0].blocks[0], max_ops, epilogue)):
             _outline_split(group, func, fname, names)
     return True

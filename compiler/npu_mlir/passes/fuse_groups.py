@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from torch_mlir import ir
 
 from ..analysis.host_function import VIEW_OPS
-from ..analysis.kernel_model import epilogue_layout
+from ..analysis.kernel_model import epilogue_layout, is_copy_in_cast
 
 ELEMENTWISE = {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast", "ascend.compare",
                "ascend.select", "ascend.broadcast"}
@@ -99,6 +99,9 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
     # Broadcasts of values from outside every group (a bias, a norm weight) wait for their
     # first consumer and run inside its kernel instead of a kernel of their own.
     floating: dict[ir.Operation, ir.OpView] = {}
+    # Likewise an ND -> NZ cast of a cube operand waits for its cube op: that kernel's copy-in
+    # converts the operand (fuse.py gives each cube op its own cast).
+    casts: dict[ir.Operation, ir.OpView] = {}
 
     position = {op.operation: i for i, op in enumerate(block.operations)}
 
@@ -144,6 +147,10 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
             floating[op.operation] = op
             reach[op.results[0]] = set(reach.get(operands[0], set()))
             continue
+        if is_copy_in_cast(op.operation):
+            casts[op.operation] = op
+            reach[op.results[0]] = set(reach.get(operands[0], set()))
+            continue
         if op.operation.name in ELEMENTWISE or op.operation.name == "ascend.reduce" or is_opaque(op):
             for v in reversed(operands):
                 g = producer_group(v)
@@ -172,11 +179,26 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
             depends = depends | {id(joined)}
             if op.operation.name not in CUBE:
                 _claim_broadcasts(op, joined, floating, group_of, reach, max_ops)
+            else:
+                _claim_casts(op, joined, casts, group_of, reach)
         for r in op.results:
             reach[r] = depends
     for b in floating.values():
         groups.append(Group("elementwise", tensor_shape(b.results[0]), [b]))
+    for c in casts.values():
+        groups.append(Group("single", tensor_shape(c.results[0]), [c]))
     return groups
+
+
+def _claim_casts(op: ir.OpView, group: Group, casts: dict, group_of: dict, reach: dict) -> None:
+    """Put the copy-in casts of cube op `op`'s operands into its kernel, ahead of it."""
+    for v in op.operands:
+        c = casts.pop(v.owner.operation, None) if isinstance(v.owner, ir.OpView) else None
+        if c is None:
+            continue
+        group.ops.insert(group.ops.index(op), c)
+        group_of[c.operation] = group
+        reach[c.results[0]] = reach[c.results[0]] | {id(group)}
 
 
 def _epilogue_reads_fit(op: ir.OpView, group: Group, floating: dict, producer_group) -> bool:

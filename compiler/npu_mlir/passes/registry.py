@@ -40,6 +40,8 @@ PASSES: dict[str, PassInfo] = dict(
                chip="SoC model name (default Ascend910B1)"),
         _entry("ascend-raise-linalg", "npu_mlir.passes.raise_linalg:run",
                "Raise linalg named ops and elementwise/reduction linalg.generic to ascend tensor ops"),
+        _entry("ascend-read-stored-formats", "npu_mlir.passes.read_stored_formats:run",
+               "Read a matmul operand stored in FRACTAL_NZ as it is: drop the traced unpacking prologue"),
         _entry("ascend-assign-formats", "npu_mlir.passes.assign_formats:run",
                "Give cube operands FRACTAL_NZ and conv operands NC1HWC0/FRACTAL_Z; cancel and fold casts",
                cube_nz="use FRACTAL_NZ for matmul operands (default true)",

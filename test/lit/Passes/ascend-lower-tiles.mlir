@@ -103,6 +103,23 @@ func.func private @matmul_epilogue_runs_on_ub_tiles()
 
 // -----
 
+// The ND -> NZ casts of the operands in the kernel are its copy-in's: the ND arguments are copied in.
+// CHECK-LABEL: func.func private @copy_in_casts_read_the_nd_arguments
+// CHECK: %[[A:.*]] = bufferization.to_buffer %arg0 : tensor<64x32xf16>
+// CHECK-NOT: format_cast
+// CHECK: "ascend.copy_in"
+// CHECK: "ascend.mmad"
+func.func private @copy_in_casts_read_the_nd_arguments()
+"ascend.kernel"() ({
+^bb0(%a: tensor<64x32xf16>, %b: tensor<48x32xf16>):
+  %an = "ascend.format_cast"(%a) : (tensor<64x32xf16>) -> tensor<64x32xf16, #ascend.format<"FRACTAL_NZ">>
+  %bn = "ascend.format_cast"(%b) : (tensor<48x32xf16>) -> tensor<48x32xf16, #ascend.format<"FRACTAL_NZ">>
+  %0 = "ascend.matmul"(%an, %bn) {acc_type = f32, transpose_a = false, transpose_b = true} : (tensor<64x32xf16, #ascend.format<"FRACTAL_NZ">>, tensor<48x32xf16, #ascend.format<"FRACTAL_NZ">>) -> tensor<64x48xf32>
+  "ascend.yield"(%0) : (tensor<64x48xf32>) -> ()
+}) {sym_name = "mm_casts", function_type = (tensor<64x32xf16>, tensor<48x32xf16>) -> tensor<64x48xf32>, core_type = "aic", fusion = "matmul_epilogue", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
 // An opaque kernel (no tiling) keeps its tensor body: the sim runs it as it is.
 // CHECK-LABEL: func.func private @opaque_kernel_is_left_alone
 // CHECK: "ascend.transpose"
@@ -116,8 +133,12 @@ func.func private @opaque_kernel_is_left_alone()
 
 // -----
 
-// Cube operands already in FRACTAL_NZ cannot be copied as ND tiles: a located error.
-// expected-error@+1 {{kernel @mm_nz reads a FRACTAL_NZ cube operand; lower-tiles copies ND tiles only}}
+// A cube operand stored in FRACTAL_NZ has no tile-level copy yet: the kernel keeps its tensor body
+// (the sim unpacks the operand, the AscendC emitter copies its fractals as stored).
+// CHECK-LABEL: func.func private @stored_nz_operand_is_left_alone
+// CHECK: "ascend.matmul"
+// CHECK-NOT: "ascend.alloc"
+func.func private @stored_nz_operand_is_left_alone()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<32x32xf16, #ascend.format<"FRACTAL_NZ">>, %b: tensor<32x32xf16>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<32x32xf16, #ascend.format<"FRACTAL_NZ">>, tensor<32x32xf16>) -> tensor<32x32xf32>

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from ...dialects.ascend import load_ascend, module_soc
+from ...dialects.ascend import load_ascend, module_soc, tensor_format
 from . import cube, vector
-from ...analysis.kernel_model import analyze
+from ...analysis.kernel_model import analyze, cube_sources
 from .program import kernel_text
 
 
@@ -53,6 +53,8 @@ def lower_kernel(kernel: ir.Operation, soc) -> str | None:
         raise ValueError(f"has a '{tiling['kind']}' tiling record for a '{model.kind}' body; rerun ascend-tile")
     if "col_tiles" in tiling:
         return None  # a row split across UB tiles (two-level reduction) has no tile-level form yet
+    if model.kind == "matmul" and any(tensor_format(v.type) != "ND" for v in cube_sources(model.cube_op)):
+        return None  # an operand stored in NZ (read as is by the AscendC copy-in) has no tile-level copy yet
     if model.kind in ("elementwise", "row"):
         program, results = vector.lower(kernel, model, tiling, _offsets(kernel), soc.ub_align)
     elif model.kind == "matmul":
