@@ -386,11 +386,13 @@ def check_matches_hccl(rank, world):
 
 
 def check_large_all_reduce_uneven_length(rank, world):
-    # Slices of unequal length (numel not a multiple of the world) and several segments.
+    # Slices of unequal length (numel not a multiple of the world), each reduced and written back
+    # in several blocks, over several segments: every element differs, so a misplaced block shows.
     n = (3 << 20) + 7
-    t = torch.full((n,), float(rank + 1)).npu()
+    pattern = (torch.arange(n) % 1021).float()
+    t = (pattern + rank).npu()
     dist.all_reduce(t)
-    assert_close(t.cpu(), torch.full((n,), float(sum(range(1, world + 1)))))
+    assert_close(t.cpu(), pattern * world + sum(range(world)))
 
 
 # reinit rebuilds hccl's Gloo transport: hccl only. The last two compare lccl with hccl and

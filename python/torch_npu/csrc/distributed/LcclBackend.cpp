@@ -3,10 +3,12 @@
 #include <ATen/ATen.h>
 #include <ATen/core/jit_type.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/util/ParallelGuard.h>
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -94,34 +96,39 @@ void checkReduceOp(const c10d::ReduceOp& op, const std::vector<at::Tensor>& tens
   }
 }
 
-// Reduce-scatter then all-gather: rank r reduces slice r of every rank's tensor into its own.
+// Elements of one block of the all_reduce: the block is reduced, then copied to the peers while
+// it is still in this core's cache (256 KiB of float32).
+constexpr int64_t kReduceBlockBytes = 256 << 10;
+
+// Reduce-scatter and all-gather in one pass: rank r owns slice r of every rank's tensor. Block
+// by block it reduces its slice of all tensors into its own and writes the result into each
+// peer's slice r. No other rank reads or writes slice r, so two barriers order it all: every
+// rank's input is ready before, every slice is written everywhere after.
 void allreduceTensors(const Op& op, const c10d::ReduceOp& reduceOp) {
-  std::vector<std::pair<int64_t, int64_t>> mine;  // per tensor: this rank's slice
+  // One thread per rank: the ranks of one host already share its cores.
+  c10::ParallelGuard oneThread(true);
   op.barrier();
   for (size_t i = 0; i < op.published.size(); ++i) {
     const at::Tensor& t = op.published[i];
     int64_t chunk = (t.numel() + op.size - 1) / op.size;
     int64_t begin = std::min(t.numel(), chunk * op.rank), end = std::min(t.numel(), begin + chunk);
-    if (end > begin) {
-      std::vector<at::Tensor> others;
-      for (int q = 0; q < op.size; ++q) {
-        if (q != op.rank) others.push_back(op.peer(q, static_cast<int>(i), t).slice(0, begin, end));
-      }
-      reduceInto(host(t).slice(0, begin, end), others, reduceOp);
+    if (end <= begin) continue;
+    at::Tensor mine = host(t).slice(0, begin, end);
+    std::vector<at::Tensor> peers;
+    for (int q = 0; q < op.size; ++q) {
+      if (q != op.rank) peers.push_back(op.peer(q, static_cast<int>(i), t).slice(0, begin, end));
+    }
+    int64_t block = std::max<int64_t>(1, kReduceBlockBytes / static_cast<int64_t>(t.element_size()));
+    std::vector<at::Tensor> theirs(peers.size());
+    for (int64_t b = 0; b < end - begin; b += block) {
+      int64_t len = std::min(block, end - begin - b);
+      at::Tensor acc = mine.slice(0, b, b + len);
+      for (size_t p = 0; p < peers.size(); ++p) theirs[p] = peers[p].slice(0, b, b + len);
+      reduceInto(acc, theirs, reduceOp);
+      for (const at::Tensor& peer : theirs) copyBytes(peer, acc);
     }
   }
   op.barrier();
-  for (size_t i = 0; i < op.published.size(); ++i) {
-    const at::Tensor& t = op.published[i];
-    int64_t chunk = (t.numel() + op.size - 1) / op.size;
-    at::Tensor flat = host(t);
-    for (int q = 0; q < op.size; ++q) {
-      int64_t begin = std::min(t.numel(), chunk * q), end = std::min(t.numel(), begin + chunk);
-      if (q == op.rank || end <= begin) continue;
-      copyBytes(flat.slice(0, begin, end), op.peer(q, static_cast<int>(i), t).slice(0, begin, end));
-    }
-  }
-  op.barrier();  // peers have read this rank's slices: the caller may write the tensor again
 }
 
 std::exception_ptr distError(ErrCode code, const std::string& message) {

@@ -4,8 +4,9 @@
 // current npu stream (an event waited for before it starts) and completes a Work the
 // caller waits on. The data never leaves device memory: ranks read each other's
 // tensors through shared segments (LcclTransport.h) - all_reduce as a reduce-scatter
-// then an all-gather, every rank reducing its slice from every peer's tensor; the other
-// collectives as direct copies from the peers' tensors.
+// and an all-gather in one pass, every rank reducing its slice of every peer's tensor and
+// writing the result back into each; the other collectives as direct copies from the
+// peers' tensors.
 //
 // Two threads per group, as hccl's: the starter waits for the ready event and publishes
 // the rank's buffers (never waiting for a peer, so sends listed after receives still go

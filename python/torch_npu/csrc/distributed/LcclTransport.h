@@ -4,8 +4,9 @@
 // npurt/ipc.h) that every peer maps. Ranks synchronise on counters in those blocks
 // (stores with release order + futex wakes, loads with acquire order + futex waits)
 // and publish, per operation, descriptors of their tensors' device memory; peers map
-// that memory and read it directly. A rank only ever writes its own memory, so the
-// only ordering needed is "posted before the barrier, read after it".
+// that memory and read it directly. What a rank writes in a peer's tensor (all_reduce's
+// slice) no other rank touches during the operation, so the only ordering needed is
+// "posted before the barrier, read or written after it, done before the next barrier".
 #pragma once
 
 #include <atomic>
