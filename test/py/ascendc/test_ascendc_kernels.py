@@ -371,6 +371,17 @@ def test_mix_kernel_one_cube_two_vector(kernels, tmp_path):
     np.testing.assert_allclose(out.reshape(48, 32), want, rtol=1e-4, atol=1e-4)
 
 
+def test_cross_core_flag_modes_1_and_0(kernels, tmp_path):
+    # Two mix groups: mode 1 orders the two AIVs of a group, mode 0 every AIV of the launch.
+    x = np.random.default_rng(16).standard_normal(32, dtype=np.float32)
+    outs = [(32, np.float32), (32, np.float32), (32, np.float32)]
+    (ws, pair, far), _ = run(kernels, tmp_path, "cross_core_modes", 2, [x], outs)
+    blocks = (10 * x).reshape(4, 8)
+    np.testing.assert_array_equal(ws.reshape(4, 8), blocks)
+    np.testing.assert_array_equal(pair.reshape(4, 8), blocks[[1, 0, 3, 2]])
+    np.testing.assert_array_equal(far.reshape(4, 8), blocks[[2, 3, 0, 1]])
+
+
 def test_atomic_add_and_sync_all(kernels, tmp_path):
     x = np.random.default_rng(5).standard_normal(512, dtype=np.float32)
     (total,), _ = run(kernels, tmp_path, "atomic_total", 8, [x], [(16, np.float32)])

@@ -644,6 +644,46 @@ extern "C" __global__ __cube__ void matmul_api_no_b(GM_ADDR a, GM_ADDR b, GM_ADD
 }
 
 
+// ---------------------------------------------------------------- cross-core flags, modes 1 and 0
+// Two mix groups (4 AIVs): AIV i writes 10 * x[i] (8 floats) to ws[i]; after a mode-1 flag (the two
+// AIVs of its group) it reads its partner's ws[i ^ 1] into pair[i]; after a mode-0 flag (every AIV)
+// it reads ws[(i + 2) % 4], written by the other group, into far[i].
+__aicore__ inline void CopyBlock(const GlobalTensor<float>& dst, const GlobalTensor<float>& src,
+                                 const LocalTensor<float>& ub) {
+  DataCopy(ub, src, 8);
+  SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID1);
+  WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID1);
+  DataCopy(dst, ub, 8);
+}
+extern "C" __global__ __mix__(1, 2) void cross_core_modes(GM_ADDR x, GM_ADDR ws, GM_ADDR pair, GM_ADDR far) {
+  if ASCEND_IS_AIC {
+    return;
+  }
+  const int64_t i = GetBlockIdx();
+  GlobalTensor<float> xGm, wsGm, pairGm, farGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x);
+  wsGm.SetGlobalBuffer((__gm__ float*)ws);
+  pairGm.SetGlobalBuffer((__gm__ float*)pair);
+  farGm.SetGlobalBuffer((__gm__ float*)far);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 3 * 8 * sizeof(float));
+  LocalTensor<float> mine = buf.Get<float>(), partner = mine[8], other = mine[16];
+  DataCopy(mine, xGm[i * 8], 8);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  Muls(mine, mine, 10.0f, 8);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(wsGm[i * 8], mine, 8);
+  CrossCoreSetFlag<1, PIPE_MTE3>(5);
+  CrossCoreWaitFlag<1, PIPE_MTE3>(5);
+  CopyBlock(pairGm[i * 8], wsGm[(i ^ 1) * 8], partner);
+  CrossCoreSetFlag<0, PIPE_MTE3>(6);
+  CrossCoreWaitFlag<0, PIPE_MTE3>(6);
+  CopyBlock(farGm[i * 8], wsGm[((i + 2) % 4) * 8], other);
+}
+
 // ---------------------------------------------------------------- the C API (asc_simd.h)
 // z = exp(x) * 2 + y over 512 floats per core, pointer-based: UB from asc_get_phy_buf_addr, pipe
 // pairs ordered with asc_sync_notify / asc_sync_wait; then the repeat form: w = x + y on the first
@@ -827,6 +867,8 @@ static const RegisterKernels kKernels({
      [](auto& a, uint32_t d, aclrtStream s) { matmul_nn_flipped<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
     {"mix_matmul_relu",
      [](auto& a, uint32_t d, aclrtStream s) { mix_matmul_relu<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"cross_core_modes",
+     [](auto& a, uint32_t d, aclrtStream s) { cross_core_modes<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"static_scale", [](auto& a, uint32_t d, aclrtStream s) { static_scale<<<d, nullptr, s>>>(a[0], a[1]); }},
     {"atomic_total", [](auto& a, uint32_t d, aclrtStream s) { atomic_total<<<d, nullptr, s>>>(a[0], a[1]); }},
     {"missing_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_sync<<<d, nullptr, s>>>(a[0], a[1]); }},

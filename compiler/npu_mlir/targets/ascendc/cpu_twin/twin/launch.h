@@ -8,6 +8,7 @@
 // instructions on a cube core.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <condition_variable>
@@ -46,16 +47,22 @@ inline KernelMode& Mode() {
 struct Launch {
   std::mutex mu;
   std::condition_variable cv;
-  uint32_t aivCount = 0;
+  uint32_t aivCount = 0, aicCount = 0;
   // SyncAll: a generation barrier over the vector cores.
   uint32_t arrived = 0;
   uint64_t generation = 0;
-  // Cross-core flags of each group (mode 2): AIC -> each AIV, each AIV -> AIC.
+  // Cross-core flags (CrossCoreSetFlag / CrossCoreWaitFlag): every core has a counter per flag that
+  // its waits take from; a group's AIVs (toAiv) and AIC (toAic) counters, and the sets of each AIV
+  // still waiting for its partner's (mode 2 towards the AIC, mode 1 towards each other).
   struct Group {
     uint32_t toAiv[2][16] = {};
-    uint32_t toAic[2][16] = {};
+    uint32_t toAic[16] = {};
+    uint32_t pendingToAic[2][16] = {};
+    uint32_t pendingPair[2][16] = {};
   };
   std::vector<Group> groups;
+  // Mode 0: each core's sets not yet matched by every core of its type (AIV, AIC).
+  std::vector<std::array<uint32_t, 16>> pendingAll[2];
   bool partial = false;  // one block of a launch (RunBlock): SyncAll cannot see the others
 };
 inline thread_local Launch* launch = nullptr;
@@ -166,50 +173,107 @@ inline void SyncAll(const GlobalTensor<W>& gmWorkspace, const LocalTensor<U>& ub
   SyncAll<isAIVOnly>(loc);
 }
 
-// Cross-core flags between the AIC and the two AIVs of a group (modeId 2): a set on the AIC
-// releases one wait on each AIV; a wait on the AIC needs a set from both AIVs.
+// Cross-core flags (CrossCoreSetFlag / CrossCoreWaitFlag, flagId 0-10 on a 910B). Every core has
+// a counter per flag; a wait blocks while its counter is zero, then lowers it. A set raises
+// counters according to its modeId:
+//   2: on the AIC, each AIV of its group; on an AIV, the AIC once both AIVs have set;
+//   1: both AIVs of the group, once both have set;
+//   0: every core of the setter's type in the launch (all AIVs, or all AICs), once each has set.
+// (The wait's own modeId does not matter: it waits on its core's counter.)
+namespace twin {
+inline void CheckFlagId(uint16_t flagId, const char* what, const TwinLoc& loc) {
+  if (flagId > 10) {
+    char msg[120];
+    std::snprintf(msg, sizeof msg, "%s flagId %u: a 910B has cross-core flags 0-10", what, unsigned{flagId});
+    TwinFailAt(loc, msg);
+  }
+}
+
+// This core's counter of a flag: outside a launch, in a plain launch (one counter per block), or
+// in a mix group.
+inline uint32_t& FlagCounter(Launch* l, uint16_t f) {
+  if (!l) return soloGroup.toAiv[0][f];
+  if (!block.mix) return l->groups[block.idx].toAiv[0][f];
+  Launch::Group& g = l->groups[block.group];
+  return block.core == CoreType::AIV ? g.toAiv[block.sub][f] : g.toAic[f];
+}
+
+inline void RaiseFlag(uint32_t& counter, const TwinLoc& loc) {
+  if (++counter > 15) TwinFailAt(loc, "CrossCoreSetFlag: more than 15 sets pending on one flag (the counter overflows)");
+}
+
+// Mode 0: the setter's set joins its type's round; a completed round raises every core of the type.
+inline void SetFlagAll(Launch& l, uint16_t f, const TwinLoc& loc) {
+  const bool aic = block.core == CoreType::AIC;
+  auto& pending = l.pendingAll[aic];
+  if (pending.empty()) pending.resize(aic ? l.aicCount : l.aivCount);
+  const uint64_t me = block.mix ? (aic ? block.group : block.group * 2 + block.sub) : block.idx;
+  ++pending[me][f];
+  for (const auto& p : pending)
+    if (p[f] == 0) return;
+  for (auto& p : pending) --p[f];
+  for (size_t gi = 0; gi < l.groups.size(); ++gi) {
+    Launch::Group& g = l.groups[gi];
+    if (!block.mix) RaiseFlag(g.toAiv[0][f], loc);
+    else if (aic) RaiseFlag(g.toAic[f], loc);
+    else for (int s = 0; s < 2; ++s) RaiseFlag(g.toAiv[s][f], loc);
+  }
+}
+}  // namespace twin
+
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId, TwinLoc loc = {}) {
-  if (modeId != 2) TwinFailAt(loc, "CrossCoreSetFlag: the twin models modeId 2 (AIC <-> AIV of a group) only");
-  if (flagId >= 16) TwinFailAt(loc, "CrossCoreSetFlag flagId must be in [0, 15]");
+  static_assert(modeId == 0 || modeId == 1 || modeId == 2, "a 910B has CrossCoreSetFlag modes 0, 1 and 2");
+  twin::CheckFlagId(flagId, "CrossCoreSetFlag", loc);
   twin::Launch* l = twin::launch;
-  auto& g = l && twin::block.mix ? l->groups[twin::block.group] : twin::soloGroup;
+  if (modeId != 2 && (!l || l->partial))
+    TwinFailAt(loc, "CrossCoreSetFlag modes 0 / 1 need every core of the launch resident at once");
+  if (modeId == 1 && !(twin::block.mix && twin::block.core == twin::CoreType::AIV))
+    TwinFailAt(loc, "CrossCoreSetFlag mode 1 synchronizes the two AIVs of a mix group: call it on an AIV");
   std::unique_lock<std::mutex> lock;
   if (l) lock = std::unique_lock<std::mutex>(l->mu);
-  if (!twin::block.mix || twin::block.core == twin::CoreType::AIC) {
-    for (int s = 0; s < (twin::block.mix ? 2 : 1); ++s)
-      if (++g.toAiv[s][flagId] > 15) TwinFailAt(loc, "CrossCoreSetFlag: more than 15 sets pending on one flag");
+  if constexpr (modeId == 0) {
+    twin::SetFlagAll(*l, flagId, loc);
+  } else if (!twin::block.mix) {  // mode 2 without a group: the core's own counter
+    twin::RaiseFlag(twin::FlagCounter(l, flagId), loc);
   } else {
-    ++g.toAic[twin::block.sub][flagId];
+    twin::Launch::Group& g = l->groups[twin::block.group];
+    const int64_t sub = twin::block.sub;
+    if (modeId == 2 && twin::block.core == twin::CoreType::AIC) {
+      for (int s = 0; s < 2; ++s) twin::RaiseFlag(g.toAiv[s][flagId], loc);
+    } else {
+      auto& pending = modeId == 2 ? g.pendingToAic : g.pendingPair;
+      ++pending[sub][flagId];
+      if (pending[0][flagId] > 0 && pending[1][flagId] > 0) {
+        --pending[0][flagId];
+        --pending[1][flagId];
+        if (modeId == 2) {
+          twin::RaiseFlag(g.toAic[flagId], loc);
+        } else {
+          for (int s = 0; s < 2; ++s) twin::RaiseFlag(g.toAiv[s][flagId], loc);
+        }
+      }
+    }
   }
   if (l) l->cv.notify_all();
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
 inline void CrossCoreWaitFlag(uint16_t flagId, TwinLoc loc = {}) {
-  if (flagId >= 16) TwinFailAt(loc, "CrossCoreWaitFlag flagId must be in [0, 15]");
+  twin::CheckFlagId(flagId, "CrossCoreWaitFlag", loc);
   twin::Launch* l = twin::launch;
   twin::BarrierAll();
-  if (!l || !twin::block.mix) {
-    auto& g = l && twin::block.mix ? l->groups[0] : twin::soloGroup;
-    std::unique_lock<std::mutex> lock;
-    if (l) lock = std::unique_lock<std::mutex>(l->mu);
-    if (g.toAiv[0][flagId] == 0)
-      TwinFailAt(loc, "CrossCoreWaitFlag with no CrossCoreSetFlag before it: the core would hang");
-    --g.toAiv[0][flagId];
+  if (!l) {
+    uint32_t& counter = twin::FlagCounter(l, flagId);
+    if (counter == 0) TwinFailAt(loc, "CrossCoreWaitFlag with no CrossCoreSetFlag before it: the core would hang");
+    --counter;
     return;
   }
-  auto& g = l->groups[twin::block.group];
   std::unique_lock<std::mutex> lock(l->mu);
-  const char* hang = "CrossCoreWaitFlag timed out: no matching CrossCoreSetFlag from the other side of the group";
-  if (twin::block.core == twin::CoreType::AIV) {
-    twin::WaitUntil(lock, [&] { return g.toAiv[twin::block.sub][flagId] > 0; }, loc, hang);
-    --g.toAiv[twin::block.sub][flagId];
-  } else {
-    twin::WaitUntil(lock, [&] { return g.toAic[0][flagId] > 0 && g.toAic[1][flagId] > 0; }, loc, hang);
-    --g.toAic[0][flagId];
-    --g.toAic[1][flagId];
-  }
+  uint32_t& counter = twin::FlagCounter(l, flagId);
+  twin::WaitUntil(lock, [&] { return counter > 0; }, loc,
+                  "CrossCoreWaitFlag timed out: no CrossCoreSetFlag raised this core's flag (the core would hang)");
+  --counter;
 }
 
 // printf on the device: printed by the host, prefixed with the core that printed it.
@@ -272,7 +336,7 @@ inline void RunBlocks(uint32_t blockDim, const std::function<void()>& body, Kern
     }
   }
   l.groups.resize(blockDim);
-  for (const auto& c : cores) l.aivCount += c.core == twin::CoreType::AIV ? 1 : 0;
+  for (const auto& c : cores) (c.core == twin::CoreType::AIV ? l.aivCount : l.aicCount) += 1;
   std::vector<std::thread> threads;
   for (const auto& c : cores) threads.emplace_back([c, &l, &body] { twin::RunCore(c, &l, body); });
   for (auto& t : threads) t.join();
@@ -293,6 +357,7 @@ inline void RunBlock(uint32_t blockIdx, uint32_t blockDim, const std::function<v
   l.partial = true;
   l.groups.resize(blockDim);
   l.aivCount = static_cast<uint32_t>(ratio);
+  l.aicCount = 1;
   std::vector<std::thread> threads;
   threads.emplace_back([&] { twin::RunCore({blockIdx, blockDim, 0, 1, twin::CoreType::AIC, true, blockIdx}, &l, body); });
   for (int64_t s = 0; s < ratio; ++s)
