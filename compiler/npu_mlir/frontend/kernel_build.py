@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import torch
 
+from npu_mlir.hardware.dtypes import BY_MLIR, SCALAR_PARAM_TYPES, torch_dtype
 from npu_mlir.frontend.decompositions.retrace import RETRACED
 from npu_mlir.frontend.references import reference as custom_reference
 from npu_mlir.frontend.references.formats import contiguous_strides, to_logical
@@ -30,7 +31,7 @@ from npu_mlir.frontend.references.formats import contiguous_strides, to_logical
 # bench_pipeline measures the pipeline against (torch_npu's disk cache keeps records built either way
 # apart). A call the pipeline refuses is never built that way: it runs on the CPU fallback, with the reason.
 PIPELINE_ENV = "TORCH_NPU_EAGER_PIPELINE"
-PARAM_DTYPES = {"f64": torch.float64, "i64": torch.int64}
+PARAM_DTYPES = {name: torch_dtype(BY_MLIR[name]) for name in SCALAR_PARAM_TYPES}
 
 
 def resolve_op(qualified: str) -> torch._ops.OpOverload:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from torch_mlir import ir
 
 from ...analysis.kernel_model import is_scalar_param
+from ...hardware.dtypes import DTYPES
 from ...errors import NOT_SUPPORTED, CompilerError
 
 HEADER = """\
@@ -73,10 +74,8 @@ __aicore__ inline void CopyRowsOut(const GlobalTensor<T>& dst, const LocalTensor
 }
 """
 
-_CTYPES = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i32": "int32_t", "i16": "int16_t",
-           "i8": "int8_t", "i64": "int64_t", "ui8": "uint8_t",
-           # i1 tensors live only in UB, as the bit masks Compare writes (one byte per element reserved).
-           "i1": "uint8_t"}
+# i1 tensors live only in UB, as the bit masks Compare writes (one byte per element reserved).
+_CTYPES = {t.mlir: t.ascendc for t in DTYPES if t.ascendc}
 
 
 class CodegenError(CompilerError, ValueError):

@@ -22,6 +22,7 @@ from torch_mlir import ir
 from torch_mlir.passmanager import PassManager
 
 from .emit import CodegenError, KernelSignature
+from ...hardware.dtypes import DTYPES
 from ...passes.lower_kernel_to_linalg import kernel_to_linalg
 from ...passes.lower_kernel_to_linalg_ops import KernelLoweringError
 
@@ -31,13 +32,11 @@ TO_LOOPS = ("builtin.module(inline, canonicalize, linalg-generalize-named-ops, l
             "convert-linalg-to-loops, fold-memref-alias-ops, expand-strided-metadata, lower-affine, "
             "canonicalize, cse)")
 
-_CTYPES = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "i64": "int64_t", "i32": "int32_t",
-           "i16": "int16_t", "i8": "int8_t", "ui8": "uint8_t", "index": "int64_t",
-           # A bool tensor is one byte per element in GM; its values are C++ bools.
-           "i1": "uint8_t"}
-# f64 scalars (torch-mlir keeps a Python float literal in f64 until its cast) stay host-width values,
-# as the tiling struct carries eager f64 parameters; f64 tensors have no AscendC type.
-_VALUE_CTYPES = dict(_CTYPES, i1="bool", f64="double")
+# A bool tensor is one byte per element in GM; its values are C++ bools. f64 scalars (torch-mlir
+# keeps a Python float literal in f64 until its cast) stay host-width values, as the tiling struct
+# carries eager f64 parameters; f64 tensors have no AscendC type.
+_CTYPES = {t.mlir: t.ascendc for t in DTYPES if t.ascendc} | {"index": "int64_t"}
+_VALUE_CTYPES = {t.mlir: t.value_ctype for t in DTYPES} | {"index": "int64_t"}
 _INT_BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
                "arith.xori": "^", "arith.shli": "<<", "arith.shrsi": ">>", "arith.divsi": "/", "arith.remsi": "%"}
 _FLOAT_BINARY = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
