@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from npu_mlir.hardware.dtypes import SCALAR_PARAM_TYPES, SIM_TYPES
 from npu_mlir.errors import SimCompileError
 
 # Element types the simulated device computes on (MLIR spelling -> bytes per element in memory).
-ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
-SCALAR_TYPES = ("f64", "i64")
+ELEMENT_BYTES = {t.mlir: t.bytes for t in SIM_TYPES}
+SCALAR_TYPES = SCALAR_PARAM_TYPES
 
 
 @dataclass(frozen=True)

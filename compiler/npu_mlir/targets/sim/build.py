@@ -26,6 +26,7 @@ from typing import Sequence
 import torch
 from torch_mlir import ir
 
+from npu_mlir.hardware.dtypes import torch_to_mlir
 from npu_mlir.targets.sim import abi as sim_abi
 from npu_mlir.targets.sim import lowering as sim_lowering
 from npu_mlir.targets.sim import object as sim_object
@@ -36,8 +37,7 @@ from npu_mlir.errors import SimCompileError
 SIM_ABI_VERSION = 1
 SYMBOL_PREFIX = "npu_sim_"
 
-TORCH_TO_MLIR = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
-                 torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.bool: "i1"}
+TORCH_TO_MLIR = torch_to_mlir()
 MLIR_TO_TORCH = {v: k for k, v in TORCH_TO_MLIR.items()}
 
 
