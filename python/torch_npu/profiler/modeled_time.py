@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from math import prod
 from pathlib import Path
 
+from npu_mlir.hardware.dtypes import DTYPES
 from npu_mlir.hardware.soc import ASCEND910B1, Soc
 
 __all__ = ["KernelModelTime", "model_kernel", "modeled_kernels"]
 
 _TENSOR = re.compile(r"tensor<([0-9x]*?)x?(f16|bf16|f32|f64|i1|i8|i16|i32|i64|ui8)>")
-_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "ui8": 8}
+_BITS = {t.mlir: 8 * t.bytes for t in DTYPES}
 # The 910B's HBM2e bandwidth (published figure); soc.py's rates are per core, and 48 cores at
 # gm_bw would read faster than the memory can deliver.
 HBM_BYTES_PER_S = 1.6e12
