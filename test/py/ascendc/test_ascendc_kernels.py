@@ -279,6 +279,16 @@ def test_missing_fixpipe_to_load_flag_is_reported(kernels, tmp_path):
     assert "FIX_MTE1" in proc.stderr
 
 
+def test_bias_table_read_without_synchronization_is_reported(kernels, tmp_path):
+    z16, z32 = np.zeros(6 * 7 * 32, np.float16), np.zeros(32, np.float32)
+    _, proc = run(kernels, tmp_path, "conv_bias_unordered", 1, [z16, np.zeros(288 * 32, np.float16), z32],
+                  [(42 * 32, np.float32)], check=False)
+    assert proc.returncode != 0
+    line = _source_line("MMAD_WITH_BIAS", "cube_kernels.cpp")
+    assert f"cube_kernels.cpp:{line}: Mmad (PIPE_M) reads BT" in proc.stderr, proc.stderr
+    assert "(PIPE_MTE1)" in proc.stderr and "MTE1_M" in proc.stderr
+
+
 def test_c_api_fill_l1(kernels, tmp_path):
     b = np.random.default_rng(9).standard_normal((32, 32)).astype(np.float16)
     (c,), _ = run(kernels, tmp_path, "c_api_fill_matmul", 1, [b], [(16 * 32, np.float32)])

@@ -1,8 +1,8 @@
 // TPipe / TQue / TBuf of the CPU twin: per-core local memory with capacity checks, and queues
 // that enforce the AllocTensor -> EnQue -> DeQue -> FreeTensor discipline. A queue is also the
 // synchronisation a real core gets from it: EnQue/DeQue orders the position's consumer pipe
-// after its producer (VECIN: MTE2 -> V, VECOUT: V -> MTE3, A1/B1: MTE2 -> MTE1, A2/B2:
-// MTE1 -> M, CO1: M -> FIX), FreeTensor/AllocTensor the producer after the consumer.
+// after its producer (VECIN: MTE2 -> V, VECOUT: V -> MTE3, A1/B1/C1: MTE2 -> MTE1, A2/B2:
+// MTE1 -> M, C2: MTE1 -> M, CO1: M -> FIX), FreeTensor/AllocTensor the producer after the consumer.
 #pragma once
 
 #include <array>
@@ -149,6 +149,8 @@ constexpr QueuePipes PipesOfPosition(TPosition pos) {
     case TPosition::B2: return {MTE1, M};
     case TPosition::CO1: return {M, FIX};
     case TPosition::CO2: return {FIX, MTE3};
+    case TPosition::C2: return {MTE1, M};            // the bias table: DataCopy from L1, read by Mmad
+    case TPosition::C2PIPE2GM: return {FIX, FIX};    // the fixpipe buffer: filled and read by Fixpipe
     default: return {V, V};
   }
 }
