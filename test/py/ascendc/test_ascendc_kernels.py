@@ -392,6 +392,12 @@ def test_cross_core_flag_modes_1_and_0(kernels, tmp_path):
     np.testing.assert_array_equal(far.reshape(4, 8), blocks[[2, 3, 0, 1]])
 
 
+def test_mix_one_to_one_group_handshake(kernels, tmp_path):
+    x = np.arange(8, dtype=np.float32)
+    (y,), _ = run(kernels, tmp_path, "mix11_handshake", 1, [x], [(8, np.float32)])
+    np.testing.assert_array_equal(y, x + 1)
+
+
 def test_atomic_add_and_sync_all(kernels, tmp_path):
     x = np.random.default_rng(5).standard_normal(512, dtype=np.float32)
     (total,), _ = run(kernels, tmp_path, "atomic_total", 8, [x], [(16, np.float32)])

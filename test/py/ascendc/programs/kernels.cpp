@@ -684,6 +684,32 @@ extern "C" __global__ __mix__(1, 2) void cross_core_modes(GM_ADDR x, GM_ADDR ws,
   CopyBlock(farGm[i * 8], wsGm[((i + 2) % 4) * 8], other);
 }
 
+// A 1 cube : 1 vector group: the AIC releases its one AIV (mode 2), which computes y = x + 1 and
+// releases the AIC in turn.
+extern "C" __global__ __mix__(1, 1) void mix11_handshake(GM_ADDR x, GM_ADDR y) {
+  if ASCEND_IS_AIC {
+    CrossCoreSetFlag<2, PIPE_FIX>(2);
+    CrossCoreWaitFlag(3);
+    return;
+  }
+  CrossCoreWaitFlag(2);
+  GlobalTensor<float> xGm, yGm;
+  xGm.SetGlobalBuffer((__gm__ float*)x);
+  yGm.SetGlobalBuffer((__gm__ float*)y);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 8 * sizeof(float));
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, xGm, 8);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  Adds(t, t, 1.0f, 8);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(yGm, t, 8);
+  CrossCoreSetFlag<2, PIPE_MTE3>(3);
+}
+
 // ---------------------------------------------------------------- the C API (asc_simd.h)
 // z = exp(x) * 2 + y over 512 floats per core, pointer-based: UB from asc_get_phy_buf_addr, pipe
 // pairs ordered with asc_sync_notify / asc_sync_wait; then the repeat form: w = x + y on the first
@@ -869,6 +895,7 @@ static const RegisterKernels kKernels({
      [](auto& a, uint32_t d, aclrtStream s) { mix_matmul_relu<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"cross_core_modes",
      [](auto& a, uint32_t d, aclrtStream s) { cross_core_modes<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"mix11_handshake", [](auto& a, uint32_t d, aclrtStream s) { mix11_handshake<<<d, nullptr, s>>>(a[0], a[1]); }},
     {"static_scale", [](auto& a, uint32_t d, aclrtStream s) { static_scale<<<d, nullptr, s>>>(a[0], a[1]); }},
     {"atomic_total", [](auto& a, uint32_t d, aclrtStream s) { atomic_total<<<d, nullptr, s>>>(a[0], a[1]); }},
     {"missing_sync", [](auto& a, uint32_t d, aclrtStream s) { missing_sync<<<d, nullptr, s>>>(a[0], a[1]); }},

@@ -176,7 +176,8 @@ inline void SyncAll(const GlobalTensor<W>& gmWorkspace, const LocalTensor<U>& ub
 // Cross-core flags (CrossCoreSetFlag / CrossCoreWaitFlag, flagId 0-10 on a 910B). Every core has
 // a counter per flag; a wait blocks while its counter is zero, then lowers it. A set raises
 // counters according to its modeId:
-//   2: on the AIC, each AIV of its group; on an AIV, the AIC once both AIVs have set;
+//   2: on the AIC, each AIV of its group; on an AIV, the AIC once both AIVs (the one of a 1:1 group)
+//      have set;
 //   1: both AIVs of the group, once both have set;
 //   0: every core of the setter's type in the launch (all AIVs, or all AICs), once each has set.
 // (The wait's own modeId does not matter: it waits on its core's counter.)
@@ -216,7 +217,7 @@ inline void SetFlagAll(Launch& l, uint16_t f, const TwinLoc& loc) {
     Launch::Group& g = l.groups[gi];
     if (!block.mix) RaiseFlag(g.toAiv[0][f], loc);
     else if (aic) RaiseFlag(g.toAic[f], loc);
-    else for (int s = 0; s < 2; ++s) RaiseFlag(g.toAiv[s][f], loc);
+    else for (uint32_t s = 0; s < l.aivCount / l.aicCount; ++s) RaiseFlag(g.toAiv[s][f], loc);
   }
 }
 }  // namespace twin
@@ -239,18 +240,20 @@ inline void CrossCoreSetFlag(uint16_t flagId, TwinLoc loc = {}) {
   } else {
     twin::Launch::Group& g = l->groups[twin::block.group];
     const int64_t sub = twin::block.sub;
+    const int aivs = static_cast<int>(twin::block.core == twin::CoreType::AIC ? l->aivCount / l->aicCount
+                                                                              : twin::block.ratio);  // 2, or 1 in 1:1
     if (modeId == 2 && twin::block.core == twin::CoreType::AIC) {
-      for (int s = 0; s < 2; ++s) twin::RaiseFlag(g.toAiv[s][flagId], loc);
+      for (int s = 0; s < aivs; ++s) twin::RaiseFlag(g.toAiv[s][flagId], loc);
     } else {
       auto& pending = modeId == 2 ? g.pendingToAic : g.pendingPair;
       ++pending[sub][flagId];
-      if (pending[0][flagId] > 0 && pending[1][flagId] > 0) {
+      if (pending[0][flagId] > 0 && (aivs == 1 || pending[1][flagId] > 0)) {
         --pending[0][flagId];
-        --pending[1][flagId];
+        if (aivs == 2) --pending[1][flagId];
         if (modeId == 2) {
           twin::RaiseFlag(g.toAic[flagId], loc);
         } else {
-          for (int s = 0; s < 2; ++s) twin::RaiseFlag(g.toAiv[s][flagId], loc);
+          for (int s = 0; s < aivs; ++s) twin::RaiseFlag(g.toAiv[s][flagId], loc);
         }
       }
     }
