@@ -25,35 +25,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import torch
 
-import npu_mlir
 from npu_mlir.frontend.kernel_build import PIPELINE_ENV
-from npu_mlir.targets.sim.cache import CACHE_ENV, cache_root
+from npu_mlir.targets.sim.cache import CACHE_ENV, cache_root, compiler_fingerprint, hash_sources
 
 __all__ = ["CACHE_ENV", "cache_root", "call_key", "compiler_version", "entry_path", "load", "load_answer",
            "store", "store_baked", "version_dir"]
 _version: list[str] = []
 
 
-def _sources(root: Path) -> list[Path]:
-    # Every file but Python's bytecode caches: a header of the CPU twin changes the AscendC build too.
-    return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-
-
 def compiler_version() -> str:
     if not _version:
-        digest = hashlib.sha256()
-        for root in (Path(npu_mlir.__file__).parent, Path(__file__).parent):
-            for source in _sources(root):
-                digest.update(str(source.relative_to(root)).encode())
-                digest.update(source.read_bytes())
+        digest = hashlib.sha256(compiler_fingerprint().encode())  # npu_mlir's sources + torch-mlir's version
+        hash_sources(digest, Path(__file__).parent)  # the plans an entry holds
         digest.update(torch.__version__.encode())
-        digest.update(metadata.version("torch-mlir").encode())
         digest.update(os.environ.get(PIPELINE_ENV, "1").encode())  # which path built the records
         _version.append(digest.hexdigest()[:16])
     return _version[0]

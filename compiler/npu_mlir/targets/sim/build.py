@@ -28,6 +28,7 @@ from torch_mlir import ir
 
 from npu_mlir.hardware.dtypes import torch_to_mlir
 from npu_mlir.targets.sim import abi as sim_abi
+from npu_mlir.targets.sim.cache import compiler_fingerprint
 from npu_mlir.targets.sim import lowering as sim_lowering
 from npu_mlir.targets.sim import object as sim_object
 from npu_mlir.targets.sim.abi import TensorSpec
@@ -97,18 +98,6 @@ def _spec_dict(spec: TensorSpec) -> dict:
 _tls = threading.local()
 
 
-def _compiler_fingerprint() -> str:
-    """Hash of the code that generates kernels, so a changed compiler never loads a stale .so."""
-    if not hasattr(_compiler_fingerprint, "value"):
-        here = Path(__file__).resolve().parent
-        sources = sorted(here.glob("*.py")) + [here.parent.parent / "passes" / "approximate_math.py"]
-        digest = hashlib.sha256()
-        for source in sources:
-            digest.update(source.read_bytes())
-        _compiler_fingerprint.value = digest.hexdigest()
-    return _compiler_fingerprint.value
-
-
 def _context() -> ir.Context:
     # One context per thread: contexts are not thread-safe, and creating one costs ~3 ms. Kernel
     # modules are small: MLIR's own thread pool costs more than it saves (~10% CPU per compile).
@@ -165,7 +154,7 @@ def compile_linalg(module: ir.Module | str, tiling: SimTiling | None = None, *, 
     if not outputs:
         raise SimCompileError("the function returns nothing; a kernel needs at least one output", code="ERR03001")
 
-    key = hashlib.sha256(json.dumps([SIM_ABI_VERSION, _compiler_fingerprint(), text, [repr(s) for s in inputs], flags,
+    key = hashlib.sha256(json.dumps([SIM_ABI_VERSION, compiler_fingerprint(), text, [repr(s) for s in inputs], flags,
                                      tiling.block_dim]).encode()).hexdigest()[:20]
     symbol = f"{SYMBOL_PREFIX}{_identifier(name)}_{key[:8]}"
     so_path = Path(cache_dir or sim_object.cache_dir()) / f"{symbol}_{key}.so"

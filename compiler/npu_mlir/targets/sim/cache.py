@@ -1,13 +1,18 @@
-"""Where built kernels live: torch_npu's one cache variable, read by the sim target and the disk cache.
+"""Where built kernels live and which compiler built them, for the sim target and the disk cache.
 
 The compiler is torch_npu's kernel builder, so the two share a directory: the sim target writes
-its .so files there (npu-opt, tests), and torch_npu's disk cache keys its records under it.
-Plain os/pathlib, so the user's process reads it without loading MLIR.
+its .so files there (npu-opt, tests), and torch_npu's disk cache keys its records under it. Both
+key what they store by `compiler_fingerprint()`: every source file of the npu_mlir package (passes,
+emitters, front end, references, the CPU twin's headers) and the torch-mlir version, so an edit
+anywhere in the compiler never loads a kernel it would now build differently.
+Plain os/pathlib/hashlib, so the user's process reads it without loading MLIR.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+from importlib import metadata
 from pathlib import Path
 
 CACHE_ENV = "TORCH_NPU_KERNEL_CACHE"
@@ -18,3 +23,27 @@ def cache_root() -> Path:
     root = os.environ.get(CACHE_ENV) or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch_npu", "kernels")
     return Path(root)
+
+
+def source_files(root: Path) -> list[Path]:
+    """Every file under `root` but Python's bytecode caches (a CPU twin header changes the AscendC build too)."""
+    return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def hash_sources(digest: "hashlib._Hash", root: Path) -> None:
+    for source in source_files(root):
+        digest.update(str(source.relative_to(root)).encode())
+        digest.update(source.read_bytes())
+
+
+_fingerprint: list[str] = []
+
+
+def compiler_fingerprint() -> str:
+    """Hash of the npu_mlir package's sources and the torch-mlir version (computed once per process)."""
+    if not _fingerprint:
+        digest = hashlib.sha256()
+        hash_sources(digest, Path(__file__).resolve().parents[2])
+        digest.update(metadata.version("torch-mlir").encode())
+        _fingerprint.append(digest.hexdigest())
+    return _fingerprint[0]
