@@ -1,7 +1,8 @@
 """Matmul and conv2d on npu (eager, compiled kernels) vs torch CPU (oneDNN), same process.
 
 Rows: matmul f32 / f16 / bf16 at 1024^3 and two odd sizes; conv2d forward and forward+backward
-(grad input and grad weight) on ResNet-18's layer shapes at batch 8, f32. Each row's warm-up call
+(grad input and grad weight) on ResNet-18's layer shapes at batch 8, f32, and on grouped layers
+(MobileNetV2's depthwise 3x3, ResNeXt-50 32x4d's 32-group 3x3). Each row's warm-up call
 compiles the kernels; then the median of timed calls (each npu call ends in a synchronize, so
 queued work is counted). `ratio` is torch CPU time / npu time: > 1 means npu is faster. The sim
 device runs a kernel's blocks on the host's cores, as many threads as torch uses.
@@ -26,16 +27,24 @@ MIN_TIMED, MAX_TIMED, BUDGET_S = 3, 10, 3.0
 
 MATMUL_SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000), (257, 511, 129)]
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-# ResNet-18's convolutions at 224x224 input, batch 8: (name, C_in, C_out, H=W in, kernel, stride, padding).
-# The stem's input is the image: its backward computes the weight gradient only, as in training.
+# Convolutions at 224x224 input, batch 8: (name, C_in, C_out, H=W in, kernel, stride, padding, groups).
+# ResNet-18's layers; the stem's input is the image: its backward computes the weight gradient only,
+# as in training.
 CONV_SHAPES = [
-    ("conv1 7x7/2", 3, 64, 224, 7, 2, 3),
-    ("layer1 3x3", 64, 64, 56, 3, 1, 1),
-    ("layer2 3x3/2", 64, 128, 56, 3, 2, 1),
-    ("layer2 1x1/2", 64, 128, 56, 1, 2, 0),
-    ("layer2 3x3", 128, 128, 28, 3, 1, 1),
-    ("layer3 3x3", 256, 256, 14, 3, 1, 1),
-    ("layer4 3x3", 512, 512, 7, 3, 1, 1),
+    ("conv1 7x7/2", 3, 64, 224, 7, 2, 3, 1),
+    ("layer1 3x3", 64, 64, 56, 3, 1, 1, 1),
+    ("layer2 3x3/2", 64, 128, 56, 3, 2, 1, 1),
+    ("layer2 1x1/2", 64, 128, 56, 1, 2, 0, 1),
+    ("layer2 3x3", 128, 128, 28, 3, 1, 1, 1),
+    ("layer3 3x3", 256, 256, 14, 3, 1, 1, 1),
+    ("layer4 3x3", 512, 512, 7, 3, 1, 1, 1),
+]
+# MobileNetV2's depthwise 3x3 (stride 1 and 2) and ResNeXt-50 32x4d's grouped 3x3 (layer1, layer3).
+GROUPED_SHAPES = [
+    ("mbv2 dw 3x3", 144, 144, 56, 3, 1, 1, 144),
+    ("mbv2 dw 3x3/2", 96, 96, 112, 3, 2, 1, 96),
+    ("resnext g32 3x3", 128, 128, 56, 3, 1, 1, 32),
+    ("resnext g32 3x3 l3", 512, 512, 14, 3, 1, 1, 32),
 ]
 BATCH = 8
 
@@ -73,25 +82,26 @@ def bench_matmul(shapes: list[tuple[int, int, int]]) -> None:
 
 def bench_conv(shapes: list[tuple]) -> None:
     no_sync = lambda: None  # noqa: E731
-    for name, cin, cout, size, kernel, stride, padding in shapes:
-        x, w = torch.randn(BATCH, cin, size, size), torch.randn(cout, cin, kernel, kernel) * 0.05
+    for name, cin, cout, size, kernel, stride, padding, groups in shapes:
+        x, w = torch.randn(BATCH, cin, size, size), torch.randn(cout, cin // groups, kernel, kernel) * 0.05
         xn, wn = x.npu(), w.npu()
         out_size = (size + 2 * padding - kernel) // stride + 1
         dy = torch.randn(BATCH, cout, out_size, out_size)
         dyn = dy.npu()
-        cpu_fwd = median_ms(lambda: F.conv2d(x, w, stride=stride, padding=padding), no_sync)
-        npu_fwd = median_ms(lambda: F.conv2d(xn, wn, stride=stride, padding=padding), torch.npu.synchronize)
-        label = f"conv2d {name} {cin}->{cout} {size}x{size}"
+        args = {"stride": stride, "padding": padding, "groups": groups}
+        cpu_fwd = median_ms(lambda: F.conv2d(x, w, **args), no_sync)
+        npu_fwd = median_ms(lambda: F.conv2d(xn, wn, **args), torch.npu.synchronize)
+        label = f"conv2d {name} {cin}->{cout} {size}x{size}" + (f" g{groups}" if groups > 1 else "")
         row(f"{label} fwd", cpu_fwd, npu_fwd)
         input_grad = cin != 3
         leaves_cpu = [x.clone().requires_grad_(input_grad), w.clone().requires_grad_()]
         leaves_npu = [xn.clone().requires_grad_(input_grad), wn.clone().requires_grad_()]
 
         def cpu_train() -> None:
-            F.conv2d(*leaves_cpu, stride=stride, padding=padding).backward(dy)
+            F.conv2d(*leaves_cpu, **args).backward(dy)
 
         def npu_train() -> None:
-            F.conv2d(*leaves_npu, stride=stride, padding=padding).backward(dyn)
+            F.conv2d(*leaves_npu, **args).backward(dyn)
 
         row(f"{label} fwd+bwd" + ("" if input_grad else " (dW)"), median_ms(cpu_train, no_sync),
             median_ms(npu_train, torch.npu.synchronize))
@@ -100,13 +110,15 @@ def bench_conv(shapes: list[tuple]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1024^3 matmuls and two conv shapes only")
-    parser.add_argument("--only", choices=("matmul", "conv"), help="one half of the table")
+    parser.add_argument("--only", choices=("matmul", "conv", "grouped"), help="one part of the table")
     args = parser.parse_args()
     print(f"torch threads {torch.get_num_threads()}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    if args.only != "conv":
+    if args.only in (None, "matmul"):
         bench_matmul(MATMUL_SHAPES[:1] if args.quick else MATMUL_SHAPES)
-    if args.only != "matmul":
+    if args.only in (None, "conv"):
         bench_conv(CONV_SHAPES[1:3] if args.quick else CONV_SHAPES)
+    if args.only in (None, "grouped"):
+        bench_conv(GROUPED_SHAPES[::2] if args.quick else GROUPED_SHAPES)
     stats = torch.npu.eager_stats()
     fallback = {op: r["fallback"] for op, r in stats.items() if r["fallback"]}
     print(f"ops on the CPU fallback: {fallback or 'none'}")

@@ -52,6 +52,8 @@ CONVOLUTIONS = {
                            [(2, 4, 9, 7), (6, 2, 3, 3), (6,)]),
     "2d_depthwise_dilated": (lambda x, w, b: F.conv2d(x, w, b, padding=2, dilation=2, groups=4),
                              [(2, 4, 8, 8), (8, 1, 3, 3), (8,)]),
+    "2d_depthwise_one_image": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=6),
+                               [(1, 6, 7, 7), (6, 1, 3, 3), (6,)]),
     "2d_asymmetric": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(0, 1), dilation=(1, 2)),
                       [(2, 3, 9, 8), (5, 3, 3, 2), (5,)]),
     "2d_pointwise_stride2": (lambda x, w: F.conv2d(x, w, stride=2), [(2, 4, 7, 7), (6, 4, 1, 1)]),

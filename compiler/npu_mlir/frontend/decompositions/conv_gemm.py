@@ -93,10 +93,22 @@ def _images(rows: torch.Tensor, n: int, out: list[int]) -> torch.Tensor:
     return torch.stack([rows[:, i * size:(i + 1) * size] for i in range(n)], 0).reshape(n, rows.shape[0], *out)
 
 
-def _channel_major_columns(windows: list[torch.Tensor]) -> torch.Tensor:
-    """(C * k, N * out) of the k windows (C, N, *out), rows channel-major: a grouped GEMM's operand."""
-    stacked = windows[0].unsqueeze(1) if len(windows) == 1 else torch.stack(windows, 1)
-    return stacked.reshape(windows[0].shape[0] * len(windows), -1)
+def _grouped_columns(windows: list[torch.Tensor], groups: int) -> torch.Tensor:
+    """(groups, k * C / groups, N * out) of the k windows (C, N, *out): each group's rows
+    kernel-offset-major, a concatenation along dim 1 (see _joined), so the batch matmul reading it
+    is not fused with a reshape."""
+    return _joined([window.reshape(groups, window.shape[0] // groups, -1) for window in windows], 1)
+
+
+def _grouped_images(product: torch.Tensor, n: int, out: list[int]) -> torch.Tensor:
+    """(N, groups * M, *out) of a batch matmul result (groups, M, N * prod(out)), image by image
+    (slices, never a reshape of the product: see _joined)."""
+    size = math.prod(out)
+    groups, m = product.shape[:2]
+    if n == 1:
+        return _joined([product], 0).reshape(1, groups * m, *out)
+    images = [product[:, :, i * size:(i + 1) * size] for i in range(n)]
+    return torch.stack(images, 0).reshape(n, groups * m, *out)
 
 
 def _gemm_conv(xt: torch.Tensor, weight: torch.Tensor, stride: list[int], dilation: list[int], groups: int,
@@ -104,9 +116,9 @@ def _gemm_conv(xt: torch.Tensor, weight: torch.Tensor, stride: list[int], dilati
     """(N, C_out, *out) correlation of padded xt (C_in, N, *spatial) with weight (C_out, C_in / groups, *k).
 
     One GEMM: weight rows (C_out, k * C_in) @ columns (k * C_in, N * out), both kernel-offset-major
-    so each is a concatenation of 2-D slices (see _joined). Grouped convolutions run as a batch
-    matmul over the groups on reshaped operands (C_in-major rows): for depthwise layers the
-    per-group slices would be thousands of ops.
+    so each is a concatenation of 2-D slices (see _joined). Grouped convolutions run as one batch
+    matmul over the groups, its operands concatenations of 3-D slices in the same order (a slice
+    per kernel offset, not per group: depthwise layers would need thousands).
     """
     kernel = list(weight.shape[2:])
     windows = _windows(xt, kernel, stride, dilation, out, reverse)
@@ -116,11 +128,11 @@ def _gemm_conv(xt: torch.Tensor, weight: torch.Tensor, stride: list[int], dilati
         # Window j (read back to front when reversed) meets kernel offset j in natural order.
         rows = _joined([weight[(slice(None), slice(None), *o)] for o in _offsets(kernel, False)], 1)
         return _images(rows @ cols, n, out)
-    cols = _channel_major_columns(windows)
-    a = weight.reshape(weight.shape[0], -1)
-    m, k = a.shape[0] // groups, a.shape[1]
-    result = torch.bmm(a.reshape(groups, m, k), cols.reshape(groups, k, -1)).reshape(groups * m, -1)
-    return result.reshape(weight.shape[0], n, *out).transpose(0, 1)
+    cols = _grouped_columns(windows, groups)
+    m, per_group = weight.shape[0] // groups, weight.shape[1]
+    rows = _joined([weight[(slice(None), slice(None), *o)].reshape(groups, m, per_group)
+                    for o in _offsets(kernel, False)], 2)
+    return _grouped_images(torch.bmm(rows, cols), n, out)
 
 
 def _out_sizes(spatial: list[int], kernel: list[int], stride: list[int], padding: list[int],
@@ -235,12 +247,15 @@ def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, kernel: lis
         per_offset = [product[o * c_in:(o + 1) * c_in] for o in range(len(windows))]
         stacked = torch.stack(per_offset, -1) if len(per_offset) > 1 else _joined(per_offset, 0).unsqueeze(-1)
         return stacked.permute(1, 0, 2).reshape(c_out, c_in, *kernel)
-    cols = _channel_major_columns(windows)
-    rows = grad_output.movedim(1, -1).reshape(-1, c_out)
-    per_group = c_out // groups
-    grouped_rows = rows.reshape(rows.shape[0], groups, per_group).transpose(0, 1)
-    grad_weight = torch.bmm(cols.reshape(groups, -1, rows.shape[0]), grouped_rows).transpose(1, 2)
-    return grad_weight.reshape(c_out, c_in // groups, *kernel)
+    # (groups, k * C_in / groups, N * out) @ (groups, N * out, C_out / groups), operands joined and
+    # the product sliced per kernel offset, as in _gemm_conv.
+    cols = _grouped_columns(windows, groups)
+    m, per_group = c_out // groups, c_in // groups
+    rows = _joined([image.reshape(groups, m, -1).transpose(1, 2) for image in grad_output.unbind(0)], 1)
+    product = torch.bmm(cols, rows)
+    per_offset = [product[:, o * per_group:(o + 1) * per_group] for o in range(len(windows))]
+    stacked = torch.stack(per_offset, -1) if len(per_offset) > 1 else _joined(per_offset, 1).unsqueeze(-1)
+    return stacked.permute(0, 2, 1, 3).reshape(c_out, per_group, *kernel)
 
 
 aten = torch.ops.aten
