@@ -289,6 +289,17 @@ def test_bias_table_read_without_synchronization_is_reported(kernels, tmp_path):
     assert "(PIPE_MTE1)" in proc.stderr and "MTE1_M" in proc.stderr
 
 
+def test_img2col_of_a_four_channel_map(kernels, tmp_path):
+    # channelSize 4 < C0: the map stays [H][W][4], the img2col columns run (kh, kw, c), 36 padded to 48.
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((6, 8, 4)).astype(np.float16)
+    w = rng.standard_normal((32, 4, 3, 3)).astype(np.float16)
+    w_k = np.zeros((48, 32), np.float16)
+    w_k[:36] = w.transpose(2, 3, 1, 0).reshape(36, 32)   # row (kh * 3 + kw) * 4 + c
+    (y,), _ = run(kernels, tmp_path, "c_api_conv_c4", 1, [x, w_k], [(48 * 32, np.float32)])
+    np.testing.assert_allclose(y.reshape(48, 32), _conv_reference(x, w, 1, 1, 1), rtol=1e-3, atol=1e-3)
+
+
 def test_c_api_fill_l1(kernels, tmp_path):
     b = np.random.default_rng(9).standard_normal((32, 32)).astype(np.float16)
     (c,), _ = run(kernels, tmp_path, "c_api_fill_matmul", 1, [b], [(16 * 32, np.float32)])

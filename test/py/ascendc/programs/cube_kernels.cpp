@@ -130,16 +130,25 @@ class KernelConv {
   GlobalTensor<float> biasGm, yGm;
 };
 
-// The same 6 x 7 x 32 -> 6 x 7 x 32 convolution (3 x 3, pad 1) through the C API: the feature map
-// registers (asc_set_l13d_fmatrix / asc_set_l13d_padding), then one 3D asc_copy_l12l0a.
+// A 6 x W convolution (3 x 3, pad 1) through the C API: the feature map registers
+// (asc_set_l13d_fmatrix / asc_set_l13d_padding), then one 3D asc_copy_l12l0a. C = 32 channels reach
+// L1 as [C1][H * W][C0] (Nd2Nz); C = 4 (a first layer's padded RGB) as they are, [H][W][4], the
+// img2col columns (kh, kw, c) padded from 36 to 48 and the weight's extra rows zero (W = 8 there:
+// the map's copy is whole 32-byte blocks).
+template <uint16_t C, uint16_t W>
 __aicore__ inline void CApiConv(GM_ADDR x, GM_ADDR w, GM_ADDR y) {
-  constexpr uint16_t H = 6, W = 7, C = 32, N = 32, K = C * 9, M = H * W, M1 = (M + 15) / 16, N1 = N / 16, K1 = K / 16;
+  constexpr uint16_t H = 6, N = 32, K = (C * 9 + 15) / 16 * 16, M = H * W, M1 = (M + 15) / 16, N1 = N / 16;
+  constexpr uint16_t K1 = K / 16;
   asc_init();
   __cbuf__ half x_l1[H * W * C], w_l1[K * N];
   __ca__ half a_l0[M1 * 16 * K];
   __cb__ half b_l0[K * N];
   __cc__ float c_l0[M1 * 16 * N];
-  asc_copy_gm2l1_nd2nz(x_l1, (__gm__ half*)x, 1, H * W, C, 0, C, H * W, 1, 0);
+  if constexpr (C % 16 == 0) {
+    asc_copy_gm2l1_nd2nz(x_l1, (__gm__ half*)x, 1, H * W, C, 0, C, H * W, 1, 0);
+  } else {
+    asc_copy_gm2l1(x_l1, (__gm__ half*)x, H * W * C * sizeof(half));
+  }
   asc_copy_gm2l1_nd2nz(w_l1, (__gm__ half*)w, 1, K, N, 0, N, K, 1, 0);
   asc_sync_notify(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
   asc_sync_wait(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
@@ -316,7 +325,8 @@ extern "C" __global__ __cube__ void matmul_chain_no_flag(GM_ADDR a, GM_ADDR b, G
   op.Init(a, b, e, d);
   op.Process();
 }
-extern "C" __global__ __cube__ void c_api_conv(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv(x, w, y); }
+extern "C" __global__ __cube__ void c_api_conv(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv<32, 7>(x, w, y); }
+extern "C" __global__ __cube__ void c_api_conv_c4(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv<4, 8>(x, w, y); }
 extern "C" __global__ __cube__ void c_api_fill_matmul(GM_ADDR b, GM_ADDR c) { CApiFillMatmul(b, c); }
 extern "C" __global__ __cube__ void c_api_quant_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR scales, GM_ADDR c) {
   CApiQuantMatmul(a, b, scales, c);
@@ -331,6 +341,7 @@ static const RegisterKernels kConvKernels({
     {"matmul_chain_no_flag",
      [](auto& a, uint32_t d, aclrtStream s) { matmul_chain_no_flag<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_conv", [](auto& a, uint32_t d, aclrtStream s) { c_api_conv<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"c_api_conv_c4", [](auto& a, uint32_t d, aclrtStream s) { c_api_conv_c4<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
     {"c_api_quant_matmul",
      [](auto& a, uint32_t d, aclrtStream s) { c_api_quant_matmul<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_fill_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_fill_matmul<<<d, nullptr, s>>>(a[0], a[1]); }},

@@ -5,13 +5,14 @@
 // img2col matrix has one row per output position, m = ho * Wo + wo (the window slides along W
 // first), and one column per (c1, kh, kw, c0), k = ((c1 * Kh + kh) * Kw + kw) * C0 + c0 - the
 // FRACTAL_Z order of a convolution weight, so Mmad against the weight's L0B computes the
-// convolution. Window element (kh, kw) of output (ho, wo) reads row ho * strideH - padTop +
+// convolution. A map of fewer channels than C0 that divide it (4 or 8 halves, 4 floats: a first
+// layer's padded RGB) sits as [H][W][channelSize], its columns (kh, kw, c) with c innermost. Window element (kh, kw) of output (ho, wo) reads row ho * strideH - padTop +
 // kh * dilationH, column wo * strideW - padLeft + kw * dilationW; outside the map it is padValue.
 // The instruction writes the mExtension x kExtension block starting at (mStartPt, kStartPt) of
 // that matrix into L0A as zZ fractals (16 x C0, twin/cube.h), whole fractals: rows past the last
 // output position and columns past the last window element are padValue too.
 //
-// Not modelled (refused at the call): channel sizes that are not a multiple of C0 (4, 8, N*16+4
+// Not modelled (refused at the call): channel sizes past C0 that are not a multiple of it (N*16+4
 // ...), enTranspose, B2 destinations, fMatrixCtrl (the right feature map) and the repeat
 // registers (asc_set_l13d_rpt / SetLoadDataRepeat: one instruction, one block).
 #pragma once
@@ -90,9 +91,11 @@ inline void Img2ColToL0A(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
   char msg[200];
   if (p.transpose || p.fMatrixCtrl)
     TwinFailAt(loc, "Load3Dv2 with a transpose or the right feature map (fMatrixCtrl) is not modelled by the twin");
-  if (p.channelSize == 0 || p.channelSize % c0 != 0) {
-    std::snprintf(msg, sizeof msg, "Load3Dv2 channelSize %u: the twin models multiples of C0 = %u only",
-                  unsigned{p.channelSize}, c0);
+  // Channels move in groups of C0, or all at once when fewer that divide C0.
+  const uint32_t group = p.channelSize < c0 ? p.channelSize : c0;
+  if (p.channelSize == 0 || p.channelSize % group != 0 || c0 % group != 0 || group < 4) {
+    std::snprintf(msg, sizeof msg, "Load3Dv2 channelSize %u: the twin models multiples of C0 = %u, or 4 / 8 / ... "
+                  "channels that divide it", unsigned{p.channelSize}, c0);
     TwinFailAt(loc, msg);
   }
   if (p.kStartPt % c0 != 0) {
@@ -105,8 +108,8 @@ inline void Img2ColToL0A(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
   const int64_t spanH = int64_t{p.l1H} + p.padTop + p.padBottom - int64_t{p.dilationH} * (p.filterH - 1) - 1;
   if (spanW < 0 || spanH < 0) TwinFailAt(loc, "Load3Dv2: the (dilated) filter is larger than the padded feature map");
   const uint64_t wo = static_cast<uint64_t>(spanW) / p.strideW + 1, ho = static_cast<uint64_t>(spanH) / p.strideH + 1;
-  const uint64_t window = uint64_t{p.filterH} * p.filterW * c0;  // columns per channel group
-  const uint64_t kTotal = window * (p.channelSize / c0);
+  const uint64_t window = uint64_t{p.filterH} * p.filterW * group;  // columns per channel group
+  const uint64_t kTotal = window * (p.channelSize / group);
   if (uint64_t{p.kStartPt} + p.kExtension > (kTotal + c0 - 1) / c0 * c0) {
     std::snprintf(msg, sizeof msg, "Load3Dv2 columns %u..%u pass the img2col width %llu (channels x filter)",
                   unsigned{p.kStartPt}, unsigned{p.kStartPt} + p.kExtension, static_cast<unsigned long long>(kTotal));
@@ -124,14 +127,14 @@ inline void Img2ColToL0A(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
   for (uint64_t m = 0; m < m1 * 16u; ++m) {
     const uint64_t row = p.mStartPt + m, oh = row / wo, ow = row % wo;
     for (uint64_t k = 0; k < k1 * c0; ++k) {
-      const uint64_t col = p.kStartPt + k, c1 = col / window, kh = col % window / (uint64_t{p.filterW} * c0);
-      const uint64_t kw = col / c0 % p.filterW, cc = col % c0;
+      const uint64_t col = p.kStartPt + k, c1 = col / window, kh = col % window / (uint64_t{p.filterW} * group);
+      const uint64_t kw = col / group % p.filterW, cc = col % group;
       const int64_t ih = static_cast<int64_t>(oh * p.strideH + kh * p.dilationH) - p.padTop;
       const int64_t iw = static_cast<int64_t>(ow * p.strideW + kw * p.dilationW) - p.padLeft;
       T v = p.padValue;
       if (oh < ho && col < kTotal && ih >= 0 && ih < p.l1H && iw >= 0 && iw < p.l1W)
         v = src.TwinGet(static_cast<uint32_t>(((c1 * p.l1H + static_cast<uint64_t>(ih)) * p.l1W +
-                                               static_cast<uint64_t>(iw)) * c0 + cc));
+                                               static_cast<uint64_t>(iw)) * group + cc));
       dst.TwinSet(static_cast<uint32_t>(((m / 16u) * k1 + k / c0) * 16u * c0 + (m % 16u) * c0 + k % c0), v);
     }
   }
