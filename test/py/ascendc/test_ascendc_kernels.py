@@ -300,10 +300,10 @@ def test_img2col_of_a_four_channel_map(kernels, tmp_path):
     np.testing.assert_allclose(y.reshape(48, 32), _conv_reference(x, w, 1, 1, 1), rtol=1e-3, atol=1e-3)
 
 
-def test_c_api_fill_l1(kernels, tmp_path):
+def test_c_api_fill_l1_and_l0a(kernels, tmp_path):
     b = np.random.default_rng(9).standard_normal((32, 32)).astype(np.float16)
     (c,), _ = run(kernels, tmp_path, "c_api_fill_matmul", 1, [b], [(16 * 32, np.float32)])
-    want = np.repeat(0.5 * b.astype(np.float64).sum(axis=0, keepdims=True), 16, axis=0)
+    want = np.repeat(1.5 * b.astype(np.float64).sum(axis=0, keepdims=True), 16, axis=0)
     np.testing.assert_allclose(c.reshape(16, 32), want, rtol=1e-4, atol=1e-3)
 
 

@@ -17,7 +17,7 @@
 // asc_set_l13d_padding, asc_set_l13d_size) and is twin/load3d.h's Load3Dv2.
 //
 // Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: the 3D load into L0B and the
-// repeat registers (asc_set_l13d_rpt), sparse and int4 forms, asc_fill_l0a/l0b, the BiasTable from the
+// repeat registers (asc_set_l13d_rpt), sparse and int4 forms, the BiasTable from the
 // C API (asc_copy_l12bt, c_matrix_source = true; the class API has it), channel split, unit flags.
 // The fixpipe buffer (asc_copy_l12fb, asc_set_l0c2gm_quant) gives asc_copy_l0c2gm its per-channel modes.
 #pragma once
@@ -120,9 +120,10 @@ __aicore__ inline void asc_copy_gm2l1_nd2nz_sync(__cbuf__ T* dst, __gm__ T* src,
   AscendC::twin::BarrierAll();
 }
 
-// asc_fill_l1: repeat iterations of block_num 32-byte blocks, dst_gap blocks apart, set to value
-// (a 16-bit destination takes a half's bits or the low 16 bits of a uint32_t; a 32-bit one a
-// uint32_t's bits): the class API's InitConstValue on L1.
+// asc_fill_l1 / asc_fill_l0a / asc_fill_l0b: repeat iterations of block_num blocks (32 bytes in L1,
+// a 512-byte fractal in L0A / L0B), dst_gap blocks apart, set to value (a 16-bit destination takes
+// a half's bits or the low 16 bits of a uint32_t; a 32-bit one a uint32_t's bits): the class API's
+// InitConstValue on that buffer.
 union asc_fill_value_config {
   uint64_t config = 0;
   struct {
@@ -134,14 +135,18 @@ union asc_fill_value_config {
     uint64_t reserved3 : 17;
   };
 };
+namespace AscendC::twin {
 template <typename T, typename V>
-__aicore__ inline void asc_fill_l1(__cbuf__ T* dst, V value, const asc_fill_value_config& config,
-                                   AscendC::TwinLoc loc = {}) {
-  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "asc_fill_l1 fills 16- or 32-bit elements");
+inline void CApiFill(T* dst, V value, const asc_fill_value_config& config, TwinSpace kind, TPosition pos,
+                     const char* name, const TwinLoc& loc) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "asc_fill_* fills 16- or 32-bit elements");
   static_assert(std::is_same_v<V, half> || std::is_same_v<V, uint32_t> || std::is_same_v<V, bfloat16_t>,
-                "asc_fill_l1 takes a half, bfloat16_t or uint32_t value");
-  if (sizeof(T) == 4 && sizeof(V) == 2)
-    AscendC::TwinFailAt(loc, "asc_fill_l1 of a 32-bit destination with a 16-bit value is not modelled by the twin");
+                "asc_fill_* takes a half, bfloat16_t or uint32_t value");
+  if (sizeof(T) == 4 && sizeof(V) == 2) {
+    char msg[120];
+    std::snprintf(msg, sizeof msg, "%s of a 32-bit destination with a 16-bit value is not modelled by the twin", name);
+    TwinFailAt(loc, msg);
+  }
   T fill;
   if constexpr (sizeof(V) == sizeof(T)) {
     std::memcpy(&fill, &value, sizeof fill);
@@ -150,19 +155,30 @@ __aicore__ inline void asc_fill_l1(__cbuf__ T* dst, V value, const asc_fill_valu
     std::memcpy(&fill, &bits, sizeof fill);
   }
   const uint64_t repeat = config.repeat, blocks = config.block_num, gap = config.dst_gap;
-  auto l1 = AscendC::twin::CubeTensor(dst, AscendC::TwinSpace::L1, AscendC::TPosition::A1,
-                                      repeat == 0 ? 0 : ((repeat - 1) * (blocks + gap) + blocks) * 32u / sizeof(T),
-                                      "asc_fill_l1", loc);
-  AscendC::InitConstValue(l1, AscendC::InitConstValueParams<T>(static_cast<uint16_t>(repeat), static_cast<uint16_t>(blocks),
-                                                               static_cast<uint16_t>(gap), fill),
-                          loc);
+  const uint64_t block = kind == TwinSpace::L1 ? 32u : 512u;
+  auto t = CubeTensor(dst, kind, pos, repeat == 0 ? 0 : ((repeat - 1) * (blocks + gap) + blocks) * block / sizeof(T), name,
+                      loc);
+  InitConstValue(t, InitConstValueParams<T>(static_cast<uint16_t>(repeat), static_cast<uint16_t>(blocks),
+                                            static_cast<uint16_t>(gap), fill),
+                 loc);
 }
-template <typename T, typename V>
-__aicore__ inline void asc_fill_l1_sync(__cbuf__ T* dst, V value, const asc_fill_value_config& config,
-                                        AscendC::TwinLoc loc = {}) {
-  asc_fill_l1(dst, value, config, loc);
-  AscendC::twin::BarrierAll();
-}
+}  // namespace AscendC::twin
+
+#define ASC_TWIN_FILL(NAME, SPACE, POS)                                                                           \
+  template <typename T, typename V>                                                                               \
+  __aicore__ inline void NAME(T* dst, V value, const asc_fill_value_config& config, AscendC::TwinLoc loc = {}) {  \
+    AscendC::twin::CApiFill(dst, value, config, AscendC::TwinSpace::SPACE, AscendC::TPosition::POS, #NAME, loc);  \
+  }                                                                                                               \
+  template <typename T, typename V>                                                                               \
+  __aicore__ inline void NAME##_sync(T* dst, V value, const asc_fill_value_config& config,                        \
+                                     AscendC::TwinLoc loc = {}) {                                                 \
+    NAME(dst, value, config, loc);                                                                                \
+    AscendC::twin::BarrierAll();                                                                                  \
+  }
+ASC_TWIN_FILL(asc_fill_l1, L1, A1)
+ASC_TWIN_FILL(asc_fill_l0a, L0A, A2)
+ASC_TWIN_FILL(asc_fill_l0b, L0B, B2)
+#undef ASC_TWIN_FILL
 
 // ---------------------------------------------------------------- L1 -> L0A / L0B (MTE1)
 // repeat 512-byte fractals from fractal start_index, src_stride fractals apart, dst_gap fractals
