@@ -263,10 +263,12 @@ def test_img2col_convolution_on_the_cube(kernels, tmp_path, name):
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-3, atol=1e-3)
 
 
-def test_fixpipe_to_l1_feeds_the_next_matmul(kernels, tmp_path):
+@pytest.mark.parametrize("name", ["matmul_chain", "c_api_matmul_chain"])
+def test_fixpipe_to_l1_feeds_the_next_matmul(kernels, tmp_path, name):
+    # Fixpipe (class API) / asc_copy_l0c2l1 (C API) from L0C to L1 as half NZ, the next Mmad's A.
     rng = np.random.default_rng(12)
     a, b, e = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(3))
-    (d,), _ = run(kernels, tmp_path, "matmul_chain", 1, [a, b, e], [(32 * 32, np.float32)])
+    (d,), _ = run(kernels, tmp_path, name, 1, [a, b, e], [(32 * 32, np.float32)])
     p = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)  # F322F16 on the way into L1
     np.testing.assert_allclose(d.reshape(32, 32), p.astype(np.float64) @ e.astype(np.float64), rtol=1e-3, atol=1e-2)
 

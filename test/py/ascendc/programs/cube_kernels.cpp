@@ -308,6 +308,43 @@ __aicore__ inline void CApiQuantMatmul(GM_ADDR a, GM_ADDR b, GM_ADDR scales, GM_
                   true);
   asc_sync();
 }
+// D[32][32] = (A * B) * E through the C API: P = A * B leaves L0C for L1 as half NZ (asc_copy_l0c2l1,
+// F322F16) and is the second asc_mmad's A.
+__aicore__ inline void CApiMatmulChain(GM_ADDR a, GM_ADDR b, GM_ADDR e, GM_ADDR d) {
+  constexpr uint16_t M = 32, K = 32, N = 32, M1 = M / 16, K1 = K / 16, N1 = N / 16;
+  asc_init();
+  __cbuf__ half a_l1[M * K], b_l1[K * N], e_l1[K * N], p_l1[M * N];
+  __ca__ half a_l0[M * K];
+  __cb__ half b_l0[K * N];
+  __cc__ float c_l0[M * N];
+  asc_copy_gm2l1_nd2nz(a_l1, (__gm__ half*)a, 1, M, K, 0, K, M, 1, 0);
+  asc_copy_gm2l1_nd2nz(b_l1, (__gm__ half*)b, 1, K, N, 0, N, K, 1, 0);
+  asc_copy_gm2l1_nd2nz(e_l1, (__gm__ half*)e, 1, K, N, 0, N, K, 1, 0);
+  asc_sync_notify(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  for (int pass = 0; pass < 2; ++pass) {
+    __cbuf__ half* x = pass == 0 ? a_l1 : p_l1;
+    __cbuf__ half* y = pass == 0 ? b_l1 : e_l1;
+    for (uint16_t mi = 0; mi < M1; ++mi) asc_copy_l12l0a(a_l0 + mi * K1 * FRAC, x, mi, K1, M1, 0);
+    for (uint16_t ki = 0; ki < K1; ++ki) asc_copy_l12l0b_trans(b_l0 + ki * N1 * FRAC, y, ki, N1, K1, 0, false, 0);
+    asc_sync_notify(PIPE_MTE1, PIPE_M, EVENT_ID0);
+    asc_sync_wait(PIPE_MTE1, PIPE_M, EVENT_ID0);
+    asc_mmad(c_l0, a_l0, b_l0, M, K, N, 0, false, false, true);
+    asc_sync_notify(PIPE_M, PIPE_FIX, EVENT_ID0);
+    asc_sync_wait(PIPE_M, PIPE_FIX, EVENT_ID0);
+    if (pass == 1) break;
+    asc_sync_notify(PIPE_M, PIPE_MTE1, EVENT_ID0);  // L0A / L0B are reloaded
+    asc_sync_wait(PIPE_M, PIPE_MTE1, EVENT_ID0);
+    asc_copy_l0c2l1(p_l1, c_l0, N, M, M * 16, M, 0, static_cast<uint64_t>(QuantMode_t::F322F16), 0, false, false);
+    asc_sync_notify(PIPE_FIX, PIPE_MTE1, EVENT_ID0);  // P is the next A
+    asc_sync_wait(PIPE_FIX, PIPE_MTE1, EVENT_ID0);
+    asc_sync_notify(PIPE_FIX, PIPE_M, EVENT_ID0);     // and L0C is rewritten
+    asc_sync_wait(PIPE_FIX, PIPE_M, EVENT_ID0);
+  }
+  asc_set_l0c_copy_params(1, 0, 0);
+  asc_copy_l0c2gm((__gm__ float*)d, c_l0, N, M, N, M, 0, static_cast<uint64_t>(QuantMode_t::NoQuant), 0, false, true);
+  asc_sync();
+}
 }  // namespace
 
 extern "C" __global__ __cube__ void conv_bias(GM_ADDR x, GM_ADDR w, GM_ADDR bias, GM_ADDR y) {
@@ -337,6 +374,9 @@ extern "C" __global__ __cube__ void matmul_chain_no_flag(GM_ADDR a, GM_ADDR b, G
 }
 extern "C" __global__ __cube__ void c_api_conv(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv<32, 7>(x, w, y); }
 extern "C" __global__ __cube__ void c_api_conv_c4(GM_ADDR x, GM_ADDR w, GM_ADDR y) { CApiConv<4, 8>(x, w, y); }
+extern "C" __global__ __cube__ void c_api_matmul_chain(GM_ADDR a, GM_ADDR b, GM_ADDR e, GM_ADDR d) {
+  CApiMatmulChain(a, b, e, d);
+}
 extern "C" __global__ __cube__ void c_api_fill_matmul(GM_ADDR b, GM_ADDR c) { CApiFillMatmul(b, c); }
 extern "C" __global__ __cube__ void c_api_quant_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR scales, GM_ADDR c) {
   CApiQuantMatmul(a, b, scales, c);
@@ -352,6 +392,8 @@ static const RegisterKernels kConvKernels({
      [](auto& a, uint32_t d, aclrtStream s) { matmul_chain_no_flag<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_conv", [](auto& a, uint32_t d, aclrtStream s) { c_api_conv<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
     {"c_api_conv_c4", [](auto& a, uint32_t d, aclrtStream s) { c_api_conv_c4<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"c_api_matmul_chain",
+     [](auto& a, uint32_t d, aclrtStream s) { c_api_matmul_chain<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_quant_matmul",
      [](auto& a, uint32_t d, aclrtStream s) { c_api_quant_matmul<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_fill_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_fill_matmul<<<d, nullptr, s>>>(a[0], a[1]); }},

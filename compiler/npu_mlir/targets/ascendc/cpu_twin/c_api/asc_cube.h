@@ -2,7 +2,8 @@
 // cube_compute, npu_arch 2201): GM -> L1 (asc_copy_gm2l1, asc_copy_gm2l1_nd2nz), L1 -> L0A / L0B
 // (asc_copy_l12l0a / asc_copy_l12l0b, the transposing asc_copy_l12l0a_trans / asc_copy_l12l0b_trans),
 // asc_mmad into L0C, and the Fixpipe out of it (asc_copy_l0c2gm, with asc_set_l0c_copy_params for
-// NZ -> ND over several matrices and asc_set_l0c_copy_prequant for a scalar quantization).
+// NZ -> ND over several matrices and asc_set_l0c_copy_prequant for a scalar quantization; asc_copy_l0c2l1
+// the same into L1).
 // Names, parameter order and units are asc-devkit's: asc_mmad takes (m, k, n) as its
 // left_height / n_dim / right_width, asc_copy_l0c2gm (n_size, m_size, dst stride, src stride in
 // 16-element rows, unit flag, quant_pre, relu, channel split, nz2nd). Each call is the class API's
@@ -397,6 +398,40 @@ __aicore__ inline void asc_set_l0c2gm_quant(uint64_t quant, AscendC::TwinLoc loc
   AscendC::SetFixPipeConfig(fb, false, loc);
 }
 
+namespace AscendC::twin {
+// The FixpipeParamsV220 an asc_copy_l0c2gm / asc_copy_l0c2l1 call and the Fixpipe registers describe,
+// and the L0C it reads.
+template <typename D, typename C>
+inline FixpipeParamsV220 CApiFixpipe(C* src, uint16_t n_size, uint16_t m_size, uint32_t dst_stride_dst_d,
+                                     uint16_t src_stride, uint8_t unit_flag_mode, uint64_t quant_pre, uint8_t relu_pre,
+                                     bool channel_split, bool nz2nd_en, LocalTensor<C>& l0c, const char* name,
+                                     const TwinLoc& loc) {
+  if (unit_flag_mode != 0) {
+    char msg[120];
+    std::snprintf(msg, sizeof msg, "%s: unit_flag_mode is not modelled by the twin (pass 0)", name);
+    TwinFailAt(loc, msg);
+  }
+  const Core& core = CurrentCore();
+  FixpipeParamsV220 p;
+  p.nSize = n_size;
+  p.mSize = m_size;
+  p.srcStride = src_stride;
+  // ND rows are dst_stride elements; NZ columns start dst_stride elements apart (the class API counts 32-byte blocks).
+  p.dstStride = nz2nd_en ? dst_stride_dst_d : static_cast<uint32_t>(uint64_t{dst_stride_dst_d} * sizeof(D) / 32u);
+  p.quantPre = static_cast<QuantMode_t>(quant_pre);
+  p.deqScalar = core.fixQuantScalar;
+  p.reluEn = relu_pre != 0;
+  p.isChannelSplit = channel_split;
+  p.ndNum = nz2nd_en ? core.fixNdNum : 1;
+  p.srcNdStride = nz2nd_en ? core.fixSrcNdStride : 0;
+  p.dstNdStride = nz2nd_en ? core.fixDstNdStride : 0;
+  const uint64_t n1 = (n_size + 15u) / 16u;
+  l0c = CubeTensor(src, TwinSpace::L0C, TPosition::CO1,
+                   uint64_t{p.ndNum - 1u} * p.srcNdStride * (1024 / sizeof(C)) + n1 * src_stride * 16u, name, loc);
+  return p;
+}
+}  // namespace AscendC::twin
+
 // n_size x m_size of L0C (src_stride 16-element rows between its 16-column groups) to GM: ND with
 // dst_stride elements per row when nz2nd_en, else NZ with dst_stride elements between 16-column groups.
 template <typename D, typename C>
@@ -404,28 +439,10 @@ __aicore__ inline void asc_copy_l0c2gm(__gm__ D* dst, __cc__ C* src, uint16_t n_
                                        uint32_t dst_stride_dst_d, uint16_t src_stride, uint8_t unit_flag_mode,
                                        uint64_t quant_pre, uint8_t relu_pre, bool channel_split, bool nz2nd_en,
                                        AscendC::TwinLoc loc = {}) {
-  using AscendC::QuantMode_t;
-  const auto quant = static_cast<QuantMode_t>(quant_pre);
-  if (unit_flag_mode != 0) AscendC::TwinFailAt(loc, "asc_copy_l0c2gm: unit_flag_mode is not modelled by the twin (pass 0)");
-  const AscendC::twin::Core& core = AscendC::twin::CurrentCore();
-  const uint16_t nd = nz2nd_en ? core.fixNdNum : 1;
-  AscendC::FixpipeParamsV220 p;
-  p.nSize = n_size;
-  p.mSize = m_size;
-  p.srcStride = src_stride;
-  // ND rows are dst_stride elements; NZ columns start dst_stride elements apart (the class API counts 32-byte blocks).
-  p.dstStride = nz2nd_en ? dst_stride_dst_d : static_cast<uint32_t>(uint64_t{dst_stride_dst_d} * sizeof(D) / 32u);
-  p.quantPre = quant;
-  p.deqScalar = core.fixQuantScalar;
-  p.reluEn = relu_pre != 0;
-  p.isChannelSplit = channel_split;
-  p.ndNum = nd;
-  p.srcNdStride = nz2nd_en ? core.fixSrcNdStride : 0;
-  p.dstNdStride = nz2nd_en ? core.fixDstNdStride : 0;
-  const uint64_t n1 = (n_size + 15u) / 16u;
-  auto l0c = AscendC::twin::CubeTensor(src, AscendC::TwinSpace::L0C, AscendC::TPosition::CO1,
-                                       uint64_t{nd - 1u} * p.srcNdStride * (1024 / sizeof(C)) + n1 * src_stride * 16u,
-                                       "asc_copy_l0c2gm source", loc);
+  AscendC::LocalTensor<C> l0c;
+  const AscendC::FixpipeParamsV220 p = AscendC::twin::CApiFixpipe<D>(
+      src, n_size, m_size, dst_stride_dst_d, src_stride, unit_flag_mode, quant_pre, relu_pre, channel_split, nz2nd_en,
+      l0c, "asc_copy_l0c2gm", loc);
   AscendC::GlobalTensor<D> gm;
   gm.SetGlobalBuffer(dst);
   if (nz2nd_en) {
@@ -433,6 +450,34 @@ __aicore__ inline void asc_copy_l0c2gm(__gm__ D* dst, __cc__ C* src, uint16_t n_
   } else {
     AscendC::Fixpipe<D, C, AscendC::CFG_NZ>(gm, l0c, p, loc);
   }
+}
+// The same into L1 (NZ, or ND when nz2nd_en), e.g. to feed the next asc_mmad.
+template <typename D, typename C>
+__aicore__ inline void asc_copy_l0c2l1(__cbuf__ D* dst, __cc__ C* src, uint16_t n_size, uint16_t m_size,
+                                       uint32_t dst_stride_dst_d, uint16_t src_stride, uint8_t unit_flag_mode,
+                                       uint64_t quant_pre, uint8_t relu_pre, bool channel_split, bool nz2nd_en,
+                                       AscendC::TwinLoc loc = {}) {
+  AscendC::LocalTensor<C> l0c;
+  const AscendC::FixpipeParamsV220 p = AscendC::twin::CApiFixpipe<D>(
+      src, n_size, m_size, dst_stride_dst_d, src_stride, unit_flag_mode, quant_pre, relu_pre, channel_split, nz2nd_en,
+      l0c, "asc_copy_l0c2l1", loc);
+  const uint64_t elems = nz2nd_en ? uint64_t{m_size} * p.dstStride
+                                  : uint64_t{(n_size + 15u) / 16u} * p.dstStride * (32u / sizeof(D));
+  auto l1 = AscendC::twin::CubeTensor(dst, AscendC::TwinSpace::L1, AscendC::TPosition::A1, elems, "asc_copy_l0c2l1", loc);
+  if (nz2nd_en) {
+    AscendC::Fixpipe<D, C, AscendC::CFG_ROW_MAJOR>(l1, l0c, p, loc);
+  } else {
+    AscendC::Fixpipe<D, C, AscendC::CFG_NZ>(l1, l0c, p, loc);
+  }
+}
+template <typename D, typename C>
+__aicore__ inline void asc_copy_l0c2l1_sync(__cbuf__ D* dst, __cc__ C* src, uint16_t n_size, uint16_t m_size,
+                                            uint32_t dst_stride_dst_d, uint16_t src_stride, uint8_t unit_flag_mode,
+                                            uint64_t quant_pre, uint8_t relu_pre, bool channel_split, bool nz2nd_en,
+                                            AscendC::TwinLoc loc = {}) {
+  asc_copy_l0c2l1(dst, src, n_size, m_size, dst_stride_dst_d, src_stride, unit_flag_mode, quant_pre, relu_pre,
+                  channel_split, nz2nd_en, loc);
+  AscendC::twin::BarrierAll();
 }
 template <typename D, typename C>
 __aicore__ inline void asc_copy_l0c2gm_sync(__gm__ D* dst, __cc__ C* src, uint16_t n_size, uint16_t m_size,
