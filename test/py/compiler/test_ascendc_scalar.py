@@ -22,7 +22,7 @@ from npu_mlir.targets.sim import build as sim
 from test_cpu_twin import CXXFLAGS, twin_include_dir
 from test_cpu_twin_pipeline import DRIVER, _runtime_library, pytestmark  # noqa: F401 (same skip rule)
 
-NP_TYPES = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+NP_TYPES = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
 
 
 def _through_ascendc(tmp_path: Path, fn, examples: list[torch.Tensor]) -> tuple[list[np.ndarray], str]:
@@ -49,7 +49,7 @@ def _through_ascendc(tmp_path: Path, fn, examples: list[torch.Tensor]) -> tuple[
     files = []
     for i, e in enumerate(examples):
         files.append(str(tmp_path / f"in{i}.bin"))
-        e.contiguous().numpy().tofile(files[-1])
+        e.contiguous().reshape(-1).view(torch.uint8).numpy().tofile(files[-1])  # raw bytes: bf16 has no numpy type
     out_files = [str(tmp_path / f"out{i}.bin") for i in range(len(outs))]
     proc = subprocess.run([str(exe), *files, *out_files], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -69,6 +69,12 @@ CASES = {
     "indices_bools_math": (lambda x, y, w, z: (*torch.ops.aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1]),
                                                *torch.max(y, 1), y > 0.5, torch.exp(w + z) - torch.erf(w)),
                            [torch.randn(1, 2, 7, 9), torch.randn(6, 11), torch.randn(2, 1, 5), torch.randn(2, 3, 5)]),
+    # f64 tensors in scalar double; fmod (arith.remf) and atan2 built from scalar code and Atan; bf16
+    # math in float, rounded once.
+    "f64_fmod_atan2_bf16": (lambda x, a, b, c, p, q: (x * 2.5 - x * x / (x.abs() + 1.0), torch.atan2(a, b),
+                                                      torch.exp(c).float(), torch.remainder(p * 7.0, q)),
+                            [torch.randn(5, 9, dtype=torch.float64), torch.randn(4, 33), torch.randn(4, 33),
+                             torch.randn(6, 7).bfloat16(), torch.tensor(2.3), torch.tensor(-0.7)]),
 }
 
 

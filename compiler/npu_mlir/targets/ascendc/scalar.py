@@ -11,7 +11,9 @@ whole kernel (the tiling's other blocks return at once): correct on any block_di
 The source opens with a comment saying so, which tells these kernels apart from vector / cube ones.
 
 Math functions with a vector instruction (exp, erf, floor, ...) run it on one element; a few others
-(pow, log1p, expm1, log2, log10, integer powers) are built from them; f64 tensors stay refused.
+(pow, log1p, expm1, log2, log10, atan2, integer powers) are built from them (f16 / bf16 ones in
+float, rounded once), fmod (arith.remf) from scalar
+double arithmetic. f64 tensors compute in scalar double; math functions on them stay refused.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ TO_LOOPS = ("builtin.module(inline, canonicalize, linalg-generalize-named-ops, l
             "convert-linalg-to-loops, fold-memref-alias-ops, expand-strided-metadata, lower-affine, "
             "canonicalize, cse)")
 
-# A bool tensor is one byte per element in GM; its values are C++ bools. f64 scalars (torch-mlir
-# keeps a Python float literal in f64 until its cast) stay host-width values, as the tiling struct
-# carries eager f64 parameters; f64 tensors have no AscendC type.
-_CTYPES = {t.mlir: t.ascendc for t in DTYPES if t.ascendc} | {"index": "int64_t"}
+# A bool tensor is one byte per element in GM; its values are C++ bools. f64 has no vector type, but
+# the scalar unit's C++ computes in double: f64 tensors are doubles in GM and UB, f64 scalars (a
+# Python float literal torch-mlir keeps in f64, an eager f64 parameter in the tiling struct) double
+# values; math functions on f64 (vector instructions) stay refused.
+_CTYPES = {t.mlir: t.ascendc or t.value_ctype for t in DTYPES} | {"index": "int64_t"}
 _VALUE_CTYPES = {t.mlir: t.value_ctype for t in DTYPES} | {"index": "int64_t"}
 _INT_BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
                "arith.xori": "^", "arith.shli": "<<", "arith.shrsi": ">>", "arith.divsi": "/", "arith.remsi": "%"}
@@ -49,7 +52,8 @@ _CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=
          "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
 _CASTS = {"arith.index_cast", "arith.index_castui", "arith.sitofp", "arith.uitofp", "arith.fptosi",
           "arith.fptoui", "arith.extf", "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci"}
-_COMPOSITE_MATH = {"math.powf", "math.log1p", "math.expm1", "math.fpowi", "math.log2", "math.log10"}
+_COMPOSITE_MATH = {"math.powf", "math.log1p", "math.expm1", "math.fpowi", "math.log2", "math.log10", "arith.remf",
+                   "math.atan2"}
 _SKIPPED = {"memref.dealloc", "func.return", "scf.yield"}
 # Math functions run on the vector unit over one element (the scalar unit has no transcendental
 # functions): the value goes through a 32-byte UB scratch, ordered with PipeBarrier<PIPE_ALL>.
@@ -234,8 +238,13 @@ class _Printer:
         return name
 
     def vector_math(self, op: ir.Operation, depth: int) -> None:
-        self.names[op.results[0]] = self.vector_call(_VECTOR_MATH[op.name], self.value(op.operands[0]),
-                                                     _ctype(op.results[0].type), depth)
+        ct = _ctype(op.results[0].type)
+        if ct == "bfloat16_t":  # as torch computes bf16 math: in float, rounded once
+            value = self.vector_call(_VECTOR_MATH[op.name], f"static_cast<float>({self.value(op.operands[0])})",
+                                     "float", depth)
+            self.define(op.results[0], f"static_cast<bfloat16_t>({value})", depth)
+            return
+        self.names[op.results[0]] = self.vector_call(_VECTOR_MATH[op.name], self.value(op.operands[0]), ct, depth)
 
     def composite_math(self, op: ir.Operation, depth: int) -> None:
         """Math functions built from vector instructions and scalar code, to float32 precision."""
@@ -248,8 +257,24 @@ class _Printer:
             step = f"{t} - ({t} > {x})" if op.name == "math.floor" else f"{t} + ({t} < {x})"
             self.define(op.results[0], f"({x} != {x} || {x} >= 4.5e15 || {x} <= -4.5e15) ? {x} : {step}", depth)
             return
+        if op.name == "arith.remf":
+            self.define(op.results[0], f"static_cast<{ct}>({self.fmod(*args, depth)})", depth)
+            return
+        if ct in ("half", "bfloat16_t"):  # in float, rounded once, as torch computes half math
+            narrow = ct
+            args, ct = [f"static_cast<float>({a})" if str(v.type) in ("f16", "bf16") else a
+                        for a, v in zip(args, op.operands)], "float"
+        else:
+            narrow = None
         if ct != "float":
             raise CodegenError(f"ERR03007 GRAPH {op.name} on {op.results[0].type} has no AscendC lowering")
+        self.float_math(op, args, depth, narrow)
+
+    def float_math(self, op: ir.Operation, args: list[str], depth: int, narrow: str | None) -> None:
+        """The composite math functions on float values; a result of type `narrow` is rounded to it."""
+        ct = "float"
+        define = self.define if narrow is None else (
+            lambda result, expr, d: self.define(result, f"static_cast<{narrow}>({expr})", d))
         if op.name == "math.powf":
             a, b = args
             ln = self.vector_call("Ln", f"({a} < 0 ? -{a} : {a})", ct, depth)
@@ -259,31 +284,50 @@ class _Printer:
                       f"{b} == static_cast<float>(static_cast<int64_t>({b}));", depth)
             self.emit(f"const bool {odd} = {whole} && (static_cast<int64_t>({b}) & 1) != 0;", depth)
             signed = f"({a} < 0 ? ({whole} ? ({odd} ? -{e} : {e}) : (0.0f / 0.0f)) : {e})"
-            self.define(op.results[0], f"({b} == 0 || {a} == 1) ? 1.0f : {signed}", depth)
+            define(op.results[0], f"({b} == 0 || {a} == 1) ? 1.0f : {signed}", depth)
         elif op.name == "math.log1p":
             # Kahan: log(u) * x / (u - 1) with u = 1 + x keeps the digits 1 + x rounds away.
             x, u = args[0], self.fresh()
             self.emit(f"const float {u} = 1.0f + {x};", depth)
             ln = self.vector_call("Ln", u, ct, depth)
-            self.define(op.results[0], f"{u} == 1.0f ? {x} : ({u} == (1.0f / 0.0f) ? {u} : {ln} * {x} / ({u} - 1.0f))", depth)
+            define(op.results[0], f"{u} == 1.0f ? {x} : ({u} == (1.0f / 0.0f) ? {u} : {ln} * {x} / ({u} - 1.0f))", depth)
         elif op.name in ("math.log2", "math.log10"):
             scale = "1.4426950408889634f" if op.name == "math.log2" else "0.4342944819032518f"
-            self.define(op.results[0], f"{self.vector_call('Ln', args[0], ct, depth)} * {scale}", depth)
+            define(op.results[0], f"{self.vector_call('Ln', args[0], ct, depth)} * {scale}", depth)
         elif op.name == "math.expm1":
             x = args[0]
             u = self.vector_call("Exp", x, ct, depth)
             ln = self.vector_call("Ln", u, ct, depth)
-            self.define(op.results[0], f"{u} == 1.0f ? {x} : ({u} - 1.0f == -1.0f ? -1.0f : "
+            define(op.results[0], f"{u} == 1.0f ? {x} : ({u} - 1.0f == -1.0f ? -1.0f : "
                                        f"({u} == (1.0f / 0.0f) ? {u} : ({u} - 1.0f) * {x} / {ln}))", depth)
+        elif op.name == "math.atan2":
+            # Atan of y / x, moved to the quadrant of (x, y); x = 0 gives +-pi/2 (0 when y is 0 too).
+            y, x = args
+            t = self.vector_call("Atan", f"({x} == 0 ? 0.0f : {y} / {x})", ct, depth)
+            pi = "3.14159265358979f"
+            define(op.results[0], f"{x} > 0 ? {t} : ({x} < 0 ? ({y} >= 0 ? {t} + {pi} : {t} - {pi}) : "
+                                  f"({y} > 0 ? {pi} / 2 : ({y} < 0 ? -{pi} / 2 : ({y} == {y} ? 0.0f : {y}))))", depth)
         elif op.name == "math.fpowi":
             x, n = args
             r, b, e = self.fresh("acc"), self.fresh("acc"), self.fresh("acc")
             self.emit(f"float {r} = 1.0f, {b} = {x};", depth)
             self.emit(f"int64_t {e} = {n} < 0 ? -static_cast<int64_t>({n}) : static_cast<int64_t>({n});", depth)
             self.emit(f"for (; {e} != 0; {e} >>= 1) {{ if ({e} & 1) {r} *= {b}; {b} *= {b}; }}", depth)
-            self.define(op.results[0], f"{n} < 0 ? 1.0f / {r} : {r}", depth)
+            define(op.results[0], f"{n} < 0 ? 1.0f / {r} : {r}", depth)
         else:
             raise CodegenError(f"ERR03007 GRAPH {op.name} has no scalar-unit AscendC lowering")
+
+    def fmod(self, a: str, b: str, depth: int) -> str:
+        """C's fmod (the sign of `a`) in double: a - trunc(a / b) * b, the quotient truncated through
+        int64 below 2^52 (exact for f32 / f16 / bf16 operands); NaN for b = 0 or an infinite a, a for
+        an infinite b."""
+        x, y, q, t = self.fresh(), self.fresh(), self.fresh(), self.fresh()
+        self.emit(f"const double {x} = static_cast<double>({a}), {y} = static_cast<double>({b});", depth)
+        self.emit(f"const double {q} = {x} / {y};", depth)
+        self.emit(f"const double {t} = ({q} > -4.5e15 && {q} < 4.5e15) ? static_cast<double>(static_cast<int64_t>({q})) "
+                  f": {q};", depth)
+        return (f"(({y} - {y} != 0 && {y} == {y} && {x} - {x} == 0) ? {x} : "
+                f"(({y} == 0 || {x} - {x} != 0 || {q} != {q}) ? (0.0 / 0.0) : {x} - {t} * {y}))")
 
     def loop(self, op: ir.Operation, depth: int) -> None:
         lb, ub, step, *inits = (self.value(v) for v in op.operands)
