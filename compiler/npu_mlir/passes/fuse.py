@@ -67,11 +67,23 @@ def _outline_split(group: Group, func: ir.OpView, fname: str, names: set[str]) -
         _outline_split(Group(_kind_of(tail), tensor_shape(tail[-1].results[0]), tail), func, fname, names)
 
 
+def _splat(v: ir.Value) -> ir.Attribute | None:
+    """The element of a splat constant tensor `v` (torch-mlir folds a returned full / zeros to one)."""
+    owner = v.owner
+    if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"):
+        return None
+    value = owner.operation.attributes["value"]
+    if not isinstance(value, ir.DenseElementsAttr) or not value.is_splat or 0 in ir.RankedTensorType(v.type).shape:
+        return None
+    return value.get_splat_value()
+
+
 def _copy_aliased_results(func: ir.OpView) -> None:
     """A result that is an argument (or a view of one), or that repeats another result, gets a
     copy of its own: a launch list writes each result into its own buffer (aten.alias, an
-    identity decomposition). The copy is an opaque kernel like any upstream op."""
-    from torch_mlir.dialects import linalg, tensor
+    identity decomposition). A result that is a splat constant gets a fill. The copy or fill is
+    an opaque kernel like any upstream op (no kernel would write a host constant into the result)."""
+    from torch_mlir.dialects import arith, linalg, tensor
 
     block = func.regions[0].blocks[0]
     ret = list(block.operations)[-1]
@@ -80,11 +92,15 @@ def _copy_aliased_results(func: ir.OpView) -> None:
         root = v
         while isinstance(root.owner, ir.OpView) and root.owner.operation.name in VIEW_OPS:
             root = root.owner.operands[0]
-        if isinstance(root, ir.BlockArgument) or root in seen:
+        splat = _splat(root)
+        if isinstance(root, ir.BlockArgument) or root in seen or splat is not None:
             with ir.InsertionPoint(ret), ret.location:
                 t = ir.RankedTensorType(v.type)
                 empty = tensor.EmptyOp(list(t.shape), t.element_type)
-                ret.operands[i] = linalg.copy(v, outs=[empty.result])
+                if splat is not None:
+                    ret.operands[i] = linalg.fill(arith.ConstantOp(t.element_type, splat).result, outs=[empty.result])
+                else:
+                    ret.operands[i] = linalg.copy(v, outs=[empty.result])
         seen.add(root)
 
 

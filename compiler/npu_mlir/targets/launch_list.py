@@ -11,9 +11,9 @@ Buffers are `Ref`s: ("in", k) the call's k-th tensor input, ("param", j) its j-t
 of `temp_bytes[t]` bytes the dispatcher allocates per call. A launch's refs follow the sim ABI
 (sim/abi.py): tensor arguments, then results, then scalar parameters, each in argument order.
 Reshapes are free: a reshaped buffer is the same bytes, so it keeps its ref. Every result is
-written by a launch: a result the host function returns as a constant (torch-mlir folds a returned
-`full`/`zeros` to an `arith.constant`, which no kernel owns) gets a launch of its own that writes it,
-else its buffer would keep whatever the allocator last held there.
+written by a launch: ascend-fuse gives a result torch-mlir folded to a splat constant (a returned
+`full`/`zeros`) a fill kernel; a non-splat constant result gets a launch of its own built from linalg
+here (no AscendC), else its buffer would keep whatever the allocator last held there.
 
 `LaunchListError` says why a module cannot become a list yet (the caller keeps the linalg path).
 """

@@ -193,3 +193,19 @@ func.func @max_pool_with_indices(%arg0: tensor<1x1x3x6xf32>) -> (tensor<1x1x1x3x
   } -> tensor<1x1x1x3xi64>
   return %3, %7 : tensor<1x1x1x3xf32>, tensor<1x1x1x3xi64>
 }
+
+// -----
+
+// A result torch-mlir folded to a splat constant is written by a fill kernel: no kernel would
+// otherwise write the host's constant into the result's buffer.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: %[[C:.*]] = arith.constant 2.500000e+00 : f32
+// CHECK: linalg.fill ins(%[[C]] : f32)
+// CHECK: fusion = "opaque", sym_name = "constant_result_opaque_0"
+// CHECK-LABEL: func.func @constant_result
+// CHECK: %[[R:.*]] = "ascend.launch"() {callee = @constant_result_opaque_0
+// CHECK: return %[[R]]
+func.func @constant_result() -> tensor<3x5xf32> {
+  %c = arith.constant dense<2.5> : tensor<3x5xf32>
+  return %c : tensor<3x5xf32>
+}

@@ -70,9 +70,10 @@ CASES = {
                                                *torch.max(y, 1), y > 0.5, torch.exp(w + z) - torch.erf(w)),
                            [torch.randn(1, 2, 7, 9), torch.randn(6, 11), torch.randn(2, 1, 5), torch.randn(2, 3, 5)]),
     # f64 tensors in scalar double; fmod (arith.remf) and atan2 built from scalar code and Atan; bf16
-    # math in float, rounded once.
+    # math in float, rounded once; a constant result (torch-mlir folds the full) written by a fill kernel.
     "f64_fmod_atan2_bf16": (lambda x, a, b, c, p, q: (x * 2.5 - x * x / (x.abs() + 1.0), torch.atan2(a, b),
-                                                      torch.exp(c).float(), torch.remainder(p * 7.0, q)),
+                                                      torch.exp(c).float(), torch.remainder(p * 7.0, q),
+                                                      torch.full((3, 5), 2.5)),
                             [torch.randn(5, 9, dtype=torch.float64), torch.randn(4, 33), torch.randn(4, 33),
                              torch.randn(6, 7).bfloat16(), torch.tensor(2.3), torch.tensor(-0.7)]),
 }
