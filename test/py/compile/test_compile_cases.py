@@ -1,13 +1,8 @@
 """The npu-mlir backend beyond one MLP: registration, a CNN with BatchNorm and max-pool (running statistics
-written in the graph, no split), a recompile per new shape,
-and a warm start in a second process (every graph from the kernel cache, no compile worker), which also
-finds the backend through its entry point without importing torch_npu first."""
+written in the graph, no split), a recompile per new shape (static, dynamic=True and mark_dynamic).
+The warm start in a second process is in test_compile_training.py, on the MLP's graphs."""
 
 import copy
-import json
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -79,38 +74,20 @@ def test_new_shape_recompiles(compile_stats):
     assert stats["recompiles"] == 1 and stats["inference_graphs"] == 2, stats
 
 
-def test_dynamic_shapes_compile_per_concrete_shape(compile_stats):
-    # The kernels are static: a symbolic graph is compiled once per shape it meets, each counted.
+@pytest.mark.parametrize("how", ["dynamic=True", "mark_dynamic"])
+def test_dynamic_shapes_compile_per_concrete_shape(compile_stats, how):
+    # The kernels are static: a symbolic graph is compiled once per shape it meets, each counted (the
+    # graphs are test_new_shape_recompiles', from the kernel cache).
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).npu()
-    compiled = torch.compile(model, backend="npu-mlir", dynamic=True)
+    compiled = torch.compile(model, backend="npu-mlir", dynamic=True if how == "dynamic=True" else None)
     with torch.no_grad():
-        for batch in (8, 4, 8):
+        for batch in (8, 4, 8, 2):
             x = torch.randn(batch, 16).npu()
+            if how == "mark_dynamic":
+                torch._dynamo.mark_dynamic(x, 0)
             torch.testing.assert_close(compiled(x), model(x), **TOL)
     stats = compile_stats()
-    assert stats["recompiles"] == 1 and stats["graphs_compiled"] == 2 and stats["split_nodes"] == {}, stats
-
-
-# Also the registration without `import torch_npu`: Dynamo loads the entry point, which imports the package.
-WARM = """
-import json, torch
-from torch._dynamo.backends.registry import list_backends, lookup_backend
-backend = lookup_backend("npu-mlir")
-import torch_npu, torch_npu.dynamo.backend
-assert backend is torch_npu.dynamo.backend.npu_mlir and list_backends().count("npu-mlir") == 1
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).npu()
-torch.compile(model, backend="npu-mlir", dynamic=False)(torch.randn(8, 16).npu()).sum().backward()
-print(json.dumps(torch.npu.compile_stats()))
-"""
-
-
-def test_second_process_loads_compiled_graphs_from_the_cache(compile_stats):
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).npu()
-    torch.compile(model, backend="npu-mlir", dynamic=False)(torch.randn(8, 16).npu()).sum().backward()
-    out = subprocess.run([sys.executable, "-c", WARM], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ))
-    stats = json.loads(out.stdout.strip().splitlines()[-1])
-    assert stats["cache_hits"] == 2 and stats["cache_misses"] == 0 and stats["compile_ms"] == 0, stats
+    # One Dynamo frame, symbolic from the first call: three shapes, two of them new after the first.
+    assert stats["inference_graphs"] == 3 and stats["recompiles"] == 2, stats
+    assert stats["graphs_compiled"] == 3 and stats["split_nodes"] == {}, stats

@@ -1,8 +1,14 @@
 """torch.compile(backend="npu-mlir") trains as eager npu does: outputs, gradients and parameters over 10
 steps, with every graph compiled whole (no split) and replayed by C++: an MLP and a GPT-style block
-(causal self-attention + MLP, pre-LayerNorm)."""
+(causal self-attention + MLP, pre-LayerNorm). And the warm start: a second process compiling the MLP
+loads both graphs from the kernel cache (no compile worker), finding the backend through its entry
+point without importing torch_npu first."""
 
 import copy
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -86,3 +92,26 @@ def test_gpt_block_trains_as_eager(compile_stats):
     _assert_same(_train(model, compiled, batches), _train(reference, reference, batches))
     stats = compile_stats()
     assert stats["forward_graphs"] == 1 and stats["backward_graphs"] == 1 and stats["split_nodes"] == {}, stats
+
+
+# Dynamo loads the backend's entry point, which imports the package: no `import torch_npu` before it.
+WARM = f"""
+import json, sys, torch
+from torch._dynamo.backends.registry import list_backends, lookup_backend
+backend = lookup_backend("npu-mlir")
+import torch_npu, torch_npu.dynamo.backend
+assert backend is torch_npu.dynamo.backend.npu_mlir and list_backends().count("npu-mlir") == 1
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+from test_compile_training import _mlp
+torch.compile(_mlp().npu(), backend="npu-mlir")(torch.randn(8, 16).npu()).sum().backward()
+print(json.dumps(torch.npu.compile_stats()))
+"""
+
+
+def test_second_process_loads_compiled_graphs_from_the_cache(compile_stats):
+    # The MLP's graphs (test_mlp_trains_as_eager compiled them already when it ran first).
+    torch.compile(_mlp().npu(), backend="npu-mlir")(torch.randn(8, 16).npu()).sum().backward()
+    out = subprocess.run([sys.executable, "-c", WARM], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ))
+    stats = json.loads(out.stdout.strip().splitlines()[-1])
+    assert stats["cache_hits"] == 2 and stats["cache_misses"] == 0 and stats["compile_ms"] == 0, stats
