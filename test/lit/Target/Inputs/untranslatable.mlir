@@ -9,16 +9,17 @@
 
 // -----
 
-// Opaque (ascend-tile found no vector tiling for it) and f64, which not even the scalar unit takes.
+// Opaque (ascend-tile found no vector tiling for it) and f64 math, which not even the scalar unit takes.
 "ascend.kernel"() ({
 ^bb0(%a: tensor<8x4xf64>):
   %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf64>) -> tensor<4x8xf64>
-  "ascend.yield"(%0) : (tensor<4x8xf64>) -> ()
+  %1 = "ascend.unary"(%0) {kind = "exp"} : (tensor<4x8xf64>) -> tensor<4x8xf64>
+  "ascend.yield"(%1) : (tensor<4x8xf64>) -> ()
 }) {sym_name = "tr", function_type = (tensor<8x4xf64>) -> tensor<4x8xf64>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {kind = "opaque", block_dim = 1 : i64, buffer_num = 2 : i64, reason = "ascend.transpose has no vector tiling"}} : () -> ()
 
 // -----
 
-// f64 has no AscendC type, on the vector unit or the scalar unit (the sim target still runs it).
+// f64 has no vector type, and its math functions none on the scalar unit (the sim target still runs it).
 "ascend.kernel"() ({
 ^bb0(%a: tensor<64xf64>):
   %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<64xf64>) -> tensor<64xf64>
