@@ -5,6 +5,9 @@ torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fuse
   --(5 assign_formats)--> NZ / NC1HWC0 / FRACTAL_Z operands --(6 outline_kernels)--> ascend.kernel
   + ascend.launch --(7 tile_kernels)--> tiling records --(8 plan_memory)--> buffer offsets
   --(9 lower_tiles)--> tile-level ops --> emitters (npu-translate: ascendc, acl).
+Stage 5 reads an operand already stored in NZ as it is and casts the other cube operands; stage 6
+puts each ND -> NZ cast of a matmul operand into the matmul's kernel, whose copy-in converts it
+(AscendC's DataCopy with Nd2NzParams), so formats add no kernel.
 Stage 6 outlines every computation: ascend ops into fused kernels, and the upstream ops raising
 leaves alone (gathers, value+index reductions, tensor.concat / pad / extract_slice, pooling) into
 `opaque` kernels whose body keeps them (the sim builds them; their AscendC runs on the scalar

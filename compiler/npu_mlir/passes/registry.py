@@ -58,6 +58,11 @@ PASSES: dict[str, PassInfo] = dict(
                "Assign on-chip buffer offsets by liveness and check capacities"),
         _entry("ascend-lower-tiles", "npu_mlir.passes.lower_tiles:run",
                "Lower tiled kernels to copy_in / compute / copy_out tile-level ops"),
+        # The sim target's own rewrites of a kernel's linalg (targets/sim/lowering.py runs them).
+        _entry("sim-normalize", "npu_mlir.targets.sim.normalize:run",
+               "Drop the constant unit dims of keepdim reduction outputs so the block split can slice them"),
+        _entry("sim-predicates", "npu_mlir.targets.sim.predicates:run",
+               "Clone each shared i1 elementwise linalg.generic per consumer so no bool tensor is stored"),
         _entry("ascend-approximate-math", "npu_mlir.passes.approximate_math:run",
                "Replace math.exp/log/tanh/erf with polynomial approximations"),
     ]

@@ -6,7 +6,8 @@ accesses to the same memref address one byte per element: a mask written by a ve
 read along another dimension (attention's dropout or padding mask, read transposed by dV = P^T dO
 and row-wise by the softmax backward) comes back wrong. A compare or a truncation is cheaper to
 recompute than to store, so each use gets its own copy, which linalg-fuse-elementwise-ops then
-folds into that consumer.
+folds into that consumer. The sim's lowering runs it on every kernel; `npu-opt --sim-predicates`
+runs it alone.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ def _is_shared_predicate(op: ir.Operation) -> bool:
 
 
 def duplicate_shared_predicates(module: ir.Module) -> None:
+    run(module.operation)
+
+
+def run(module: ir.Operation) -> bool:
+    """The registered pass (sim-predicates): each shared i1 elementwise op cloned per consumer."""
     shared = []
 
     def visit(op):
@@ -32,8 +38,9 @@ def duplicate_shared_predicates(module: ir.Module) -> None:
             shared.append(op)
         return ir.WalkResult.ADVANCE
 
-    module.operation.walk(visit)
+    module.walk(visit)
     for op in shared:
         for use in list(op.results[0].uses)[1:]:
             clone = op.clone(ir.InsertionPoint(use.owner))
             use.owner.operands[use.operand_number] = clone.results[0]
+    return True
