@@ -35,17 +35,14 @@ the emitters and the sim (which takes block_dim):
                over (tiles_m, tiles_n))
                with a vector epilogue (mix kernels): epilogue_rows rows of an output tile at a
                time, each at epilogue_pitch elements in UB; epilogue_ub_bytes in all
-  opaque       block_dim: the AIV cores its results' bytes keep busy (MIN_BLOCK_BYTES each); the sim
-               splits the body over them where no block can write outside its slice (a gather or
-               a value+index reduction over rows), else runs one block; the scalar-unit AscendC
-               runs on block 0. `reason` (string) says why the kernel has no tiling
+  opaque       block_dim 1; `reason` (string) says why the kernel has no tiling
 
 A kernel whose smallest tile still does not fit is an error at the kernel's location.
 """
 
 from __future__ import annotations
 
-from math import ceil, prod
+from math import ceil
 
 from torch_mlir import ir
 
@@ -240,18 +237,8 @@ def tiling_of(kernel: ir.Operation, soc: Soc) -> dict[str, int | str]:
     elif model.kind == "matmul":
         plan = plan_matmul(kernel, model, core_type, soc)
     else:
-        plan = dict(block_dim=plan_opaque(kernel, soc), reason=model.reason)
+        plan = dict(block_dim=1, reason=model.reason)
     return dict(kind=model.kind, buffer_num=BUFFER_NUM, **plan)
-
-
-def plan_opaque(kernel: ir.Operation, soc: Soc) -> int:
-    """Blocks for an opaque kernel: one per MIN_BLOCK_BYTES of results, at most one per AIV core."""
-    results = list(list(kernel.regions[0].blocks[0].operations)[-1].operands)
-    shaped = [ir.RankedTensorType(v.type) for v in results if isinstance(v.type, ir.RankedTensorType)]
-    if not shaped or any(not t.has_static_shape for t in shaped):
-        return 1
-    total = sum(elem_bytes(t) * prod(t.shape) for t in shaped)
-    return max(1, min(soc.cores("aiv"), total // MIN_BLOCK_BYTES))
 
 
 def run(module: ir.Operation) -> bool:

@@ -79,8 +79,7 @@ func.func private @unaligned_matmul_records_tails()
 
 // -----
 
-// A transpose has no vector tiling: the kernel is left opaque, never rejected; 128 bytes of result
-// are one block's work.
+// A transpose has no vector tiling: the kernel is left opaque (one block), never rejected.
 // CHECK-LABEL: func.func private @transpose_is_not_tiled
 // CHECK: tiling = {block_dim = 1 : i64, buffer_num = 2 : i64, kind = "opaque", reason = "ascend.transpose has no vector tiling"}
 func.func private @transpose_is_not_tiled()
@@ -89,19 +88,6 @@ func.func private @transpose_is_not_tiled()
   %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
   "ascend.yield"(%0) : (tensor<4x8xf32>) -> ()
 }) {sym_name = "tr", function_type = (tensor<8x4xf32>) -> tensor<4x8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
-
-// -----
-
-// A large opaque kernel asks for a block per 2 KiB of results, at most one per AIV core (the sim
-// splits its body over them where that is safe).
-// CHECK-LABEL: func.func private @large_opaque_kernel_asks_for_blocks
-// CHECK: tiling = {block_dim = 48 : i64, buffer_num = 2 : i64, kind = "opaque", reason = "ascend.transpose has no vector tiling"}
-func.func private @large_opaque_kernel_asks_for_blocks()
-"ascend.kernel"() ({
-^bb0(%a: tensor<512x256xf32>):
-  %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<512x256xf32>) -> tensor<256x512xf32>
-  "ascend.yield"(%0) : (tensor<256x512xf32>) -> ()
-}) {sym_name = "tr_large", function_type = (tensor<512x256xf32>) -> tensor<256x512xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
 
