@@ -267,6 +267,19 @@ def test_structured_ops_meta_checks_carry_err01001():
     torch.testing.assert_close(summed.cpu(), a.cpu().cumsum(dim=1))
 
 
+def test_view_ops_refusals_carry_err01001():
+    x = torch.randn(4, 5).npu()
+    with pytest.raises(IndexError, match=r"Dimension out of range[\s\S]*ERR01001"):
+        x.transpose(0, 5)
+    with pytest.raises(IndexError, match=r"index 9 out of range[\s\S]*ERR01001"):
+        x.select(0, 9)
+    with pytest.raises(RuntimeError, match=r"duplicate dims[\s\S]*ERR01001"):
+        x.permute(0, 0)
+    with pytest.raises(RuntimeError, match=r"the number of sizes provided[\s\S]*ERR01001"):
+        x.expand(3)
+    torch.testing.assert_close(x.t().select(1, 2).cpu(), x.cpu().t().select(1, 2))
+
+
 def test_pinned_destination_of_a_non_blocking_copy_is_not_reused_before_the_copy_ran(big):
     src = torch.arange(1 << 16, dtype=torch.float32).npu()
     dst = torch.empty(1 << 16).pin_memory()

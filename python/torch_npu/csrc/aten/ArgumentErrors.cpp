@@ -1,3 +1,8 @@
+// ERR01001 where torch's own checks refuse an npu op's arguments before our kernels run.
+//
+// The eager dispatcher's view kernel runs torch's shared view code (transpose, select, ...):
+// the generated registrations call it through viewWithArgumentErrors.
+//
 // Structured ops whose functional or in-place form has no npu kernel of its own (topk,
 // gather, cumsum_, exp_, ...) run torch's CompositeExplicitAutogradNonFunctional kernel: it
 // calls the op's meta function (torch's argument checks), allocates the results, then
@@ -16,12 +21,22 @@
 
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/PyBindRegistry.h"
+#include "torch_npu/csrc/eager/EagerDispatch.h"
 
 namespace torch_npu {
 
 void markArgumentError(c10::Error& e) {
   if (std::string(e.what_without_backtrace()).find("ERR0") == std::string::npos) {
     e.add_context(errCode(SubModule::OPS, ErrCode::PARAM));
+  }
+}
+
+void viewWithArgumentErrors(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  try {
+    eager::viewKernel(op, stack);
+  } catch (c10::Error& e) {
+    markArgumentError(e);
+    throw;
   }
 }
 
