@@ -92,16 +92,22 @@ def test_each_call_launches_once_on_the_current_stream(warm, tmp_path):
     assert all(k["args"]["stream"] == side.stream_id == k["tid"] for k in kernels)
 
 
-def test_copies_to_and_from_the_device_are_memcpy_events(warm, tmp_path):
+def test_copies_and_zero_fills_are_memcpy_and_memset_events(warm, tmp_path):
     host = torch.randn(1000)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.NPU]) as prof:
         dev = host.npu()
         back = dev.cpu()
+        dev.zero_()  # all-zero bytes: one memset task
     torch.testing.assert_close(back, host)
-    copies = device_tasks(export(prof, tmp_path), "gpu_memcpy")
+    assert not dev.cpu().any()
+    events = export(prof, tmp_path)
+    copies = device_tasks(events, "gpu_memcpy")
     assert [c["name"] for c in copies] == ["Memcpy HtoD", "Memcpy DtoH"]
     assert all(c["args"]["bytes"] == host.nbytes for c in copies)
     assert all(c["args"]["op name"] == "aten::_copy_from" for c in copies)
+    memsets = device_tasks(events, "gpu_memset")
+    assert [(m["name"], m["args"]["bytes"], m["args"]["op name"]) for m in memsets] == [
+        ("Memset", host.nbytes, "aten::zero_")]
 
 
 def test_key_averages_has_npu_device_time(warm):
