@@ -14,6 +14,9 @@ import torch_npu
 import torch_npu.distributed as npu_dist
 
 DTYPES = [torch.float32, torch.bfloat16, torch.int32]
+# Far above any check's run time: on a host loaded past 15 a rank can stall for a minute (one
+# 4-rank run failed a collective under such load), and a passing run never waits for it.
+GROUP_TIMEOUT = timedelta(seconds=180)
 SHAPES = [(5,), (2, 3, 8)]
 
 
@@ -416,12 +419,12 @@ def run_checks(rank: int, world: int) -> dict[str, dict[str, str | None]]:
     import os
 
     store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0,
-                          timeout=timedelta(seconds=60))
+                          timeout=GROUP_TIMEOUT)
     outcome = {}
     for backend, checks in CHECKS_BY_BACKEND.items():
         spec = f"cpu:gloo,npu:{backend}" if world == 2 else backend
         dist.init_process_group(spec, store=dist.PrefixStore(backend, store), rank=rank, world_size=world,
-                                timeout=timedelta(seconds=60))
+                                timeout=GROUP_TIMEOUT)
         assert torch.accelerator.current_device_index() == rank, f"the {backend} backend selects npu:LOCAL_RANK"
         assert dist.group.WORLD._get_backend(torch.device("npu")).name() == backend
         outcome[backend] = {}
