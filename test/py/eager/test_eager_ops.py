@@ -207,3 +207,46 @@ def test_norm_backward_with_masked_gradients(eager_stats, fn, needs):
         if e is not None:
             torch.testing.assert_close(g.cpu(), e, **GRAD_TOL[torch.float32])
     assert_no_fallback()
+
+
+# The norm backwards called directly: each returns what the CPU's kernel returns, None for every
+# gradient output_mask leaves out (callers other than autograd test for it), a tensor of the CPU's
+# dtype, shape and values for the others.
+def _layer_norm_backward(dy, x, w, b, mask):
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [33], w, b, 1e-5)
+    return torch.ops.aten.native_layer_norm_backward(dy, x, [33], mean, rstd, w, b, mask)
+
+
+def _group_norm_backward(dy, x, w, b, mask):
+    x, dy = x.view(6, 3, 11), dy.view(6, 3, 11)
+    _, mean, rstd = torch.ops.aten.native_group_norm(x, w[:3], b[:3], 6, 3, 11, 3, 1e-5)
+    return torch.ops.aten.native_group_norm_backward(dy, x, mean, rstd, w[:3], 6, 3, 11, 3, mask)
+
+
+def _batch_norm_backward(train):
+    def run(dy, x, w, b, mask):
+        x, dy, w, b = x.view(6, 3, 11), dy.view(6, 3, 11), w[:3], b[:3]
+        running_mean, running_var = b.detach().clone(), w.detach().abs() + 0.5
+        _, save_mean, save_invstd = torch.ops.aten.native_batch_norm(x, w, b, running_mean, running_var, train,
+                                                                     0.1, 1e-5)
+        return torch.ops.aten.native_batch_norm_backward(dy, x, w, running_mean, running_var, save_mean, save_invstd,
+                                                         train, 1e-5, mask)
+    return run
+
+
+NORM_BACKWARDS = [("layer_norm", _layer_norm_backward), ("group_norm", _group_norm_backward),
+                  ("batch_norm_train", _batch_norm_backward(True)), ("batch_norm_eval", _batch_norm_backward(False))]
+MASKS = {"input_only": [True, False, False], "params_only": [False, True, True], "no_bias": [True, True, False]}
+
+
+@pytest.mark.parametrize("mask", list(MASKS.values()), ids=list(MASKS))
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=name) for name, fn in NORM_BACKWARDS])
+def test_norm_backward_returns_none_where_cpu_does(eager_stats, fn, mask):
+    args = (B, A, torch.randn(33, generator=torch.Generator().manual_seed(3)), ROW)
+    expected = fn(*args, mask)
+    got = fn(*(a.npu() for a in args), mask)
+    assert [g is None for g in got] == [e is None for e in expected] == [not m for m in mask]
+    for g, e in zip(got, expected):
+        if e is not None:
+            torch.testing.assert_close(g.cpu(), e, check_stride=True, **GRAD_TOL[torch.float32])
+    assert_no_fallback()

@@ -108,8 +108,8 @@ def native_batch_norm_backward(grad_out: torch.Tensor, input: torch.Tensor, weig
                                running_mean: torch.Tensor | None, running_var: torch.Tensor | None,
                                save_mean: torch.Tensor | None, save_invstd: torch.Tensor | None, train: bool,
                                eps: Number, output_mask: list[bool]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(grad_input, grad_weight, grad_bias), all three whatever output_mask says: a kernel cannot return
-    an undefined tensor, and autograd drops the gradients of inputs that need none (affine off)."""
+    """(grad_input, grad_weight, grad_bias): a kernel cannot return an undefined tensor, so those
+    output_mask leaves out are zeros (a fill), which csrc/aten/NormOps.cpp returns undefined, as the CPU does."""
     opmath = _opmath(input.dtype)
     n = input.dim()
     dims = [0] + list(range(2, n))
@@ -127,7 +127,8 @@ def native_batch_norm_backward(grad_out: torch.Tensor, input: torch.Tensor, weig
         dy = dy - _per_channel(grad_bias / count, n) - xhat * _per_channel(grad_weight / count, n)
     grad_input = dy * _per_channel(scale, n)
     param_dtype = weight.dtype if weight is not None else input.dtype
-    return grad_input.to(input.dtype), grad_weight.to(param_dtype), grad_bias.to(param_dtype)
+    grads = (grad_input.to(input.dtype), grad_weight.to(param_dtype), grad_bias.to(param_dtype))
+    return tuple(g if wanted else torch.zeros_like(g) for g, wanted in zip(grads, output_mask))
 
 
 RETRACED: dict[torch._ops.OpOverload, Callable] = {

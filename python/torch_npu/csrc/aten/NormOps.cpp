@@ -1,13 +1,18 @@
-// npu_rms_norm and its backward: checked at the boundary, then one compiled kernel per call
-// (the reference they compile from is compiler/npu_mlir/frontend/references/rms_norm.py); autograd in C++, so a
-// call on the hit path never takes the GIL.
+// Normalization ops on NPU tensors.
+// - npu_rms_norm and its backward: checked at the boundary, then one compiled kernel per call (the
+//   reference they compile from is compiler/npu_mlir/frontend/references/rms_norm.py); autograd in C++,
+//   so a call on the hit path never takes the GIL.
+// - native_layer_norm_backward, native_group_norm_backward, native_batch_norm_backward: the eager
+//   dispatcher's compiled kernel, with the gradients output_mask leaves out returned undefined.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
+#include <array>
 #include <tuple>
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
+#include "torch_npu/csrc/eager/EagerDispatch.h"
 #include "torch_npu/csrc/eager/OpCommand.h"
 
 namespace torch_npu::native {
@@ -89,6 +94,28 @@ std::tuple<at::Tensor, at::Tensor> npuRmsNormAutograd(const at::Tensor& self, co
                                                       double epsilon) {
   torch::autograd::variable_list out = RmsNormFunction::apply(self, gamma, epsilon);
   return {out[0], out[1]};
+}
+
+// A kernel cannot return an undefined tensor, so the compiled record returns all three gradients
+// (those output_mask leaves out are zeros, never computed: frontend/decompositions/normalization.py
+// and batch_norm.py). The CPU returns None for them, and callers test for it (autograd, functorch,
+// a user asking for the input gradient alone), so they come back undefined here too.
+void maskedGradients(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  constexpr size_t kNumReturns = 3;
+  c10::List<bool> maskList = stack->back().toBoolList();  // output_mask is the last argument of each
+  std::array<bool, kNumReturns> mask{};
+  for (size_t j = 0; j < kNumReturns; ++j) mask[j] = maskList.get(j);
+  eager::compiledKernel(op, stack);
+  const size_t base = stack->size() - kNumReturns;
+  for (size_t j = 0; j < kNumReturns; ++j) {
+    if (!mask[j]) (*stack)[base + j] = c10::IValue(at::Tensor());
+  }
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* name : {"native_layer_norm_backward", "native_group_norm_backward", "native_batch_norm_backward"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&maskedGradients>());
+  }
 }
 
 TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {
