@@ -47,8 +47,5 @@ class NpuFusedAdadelta(NpuFusedOptimizerBase):
 
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
                      states: PartStates) -> None:
-        square_avg, acc_delta = states["square_avg"], states["acc_delta"]
-        new_param, new_square_avg, new_acc_delta = torch.ops.npu._npu_fused_adadelta(
-            param, grad, square_avg, acc_delta, group["lr"], group["rho"], group["eps"], group["weight_decay"])
-        param.copy_(new_param)
-        self._adopt_states(states, {"square_avg": new_square_avg, "acc_delta": new_acc_delta})
+        self._step_in_place("_npu_fused_adadelta", [param, grad, states["square_avg"], states["acc_delta"]],
+                            [group["lr"], group["rho"], group["eps"], group["weight_decay"]], [0, 2, 3])

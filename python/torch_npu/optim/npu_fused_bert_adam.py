@@ -100,10 +100,6 @@ class NpuFusedBertAdam(NpuFusedOptimizerBase):
         if group["t_total"] != -1:
             # torch_npu's schedule reads the step count before this step's increment
             lr = lr * SCHEDULES[group["schedule"]]((step - 1) / group["t_total"], group["warmup"])
-        exp_avg, exp_avg_sq = states["exp_avg"], states["exp_avg_sq"]
-        new_param, new_exp_avg, new_exp_avg_sq, clipped = torch.ops.npu._npu_fused_bert_adam(
-            param, grad, exp_avg, exp_avg_sq, clip_coef, lr, group["b1"], group["b2"], group["e"],
-            group["weight_decay"])
-        param.copy_(new_param)
-        grad.copy_(clipped)  # torch_npu clips the gradients in place
-        self._adopt_states(states, {"exp_avg": new_exp_avg, "exp_avg_sq": new_exp_avg_sq})
+        # The clipped gradient is written back too: torch_npu clips the gradients in place.
+        self._step_in_place("_npu_fused_bert_adam", [param, grad, states["exp_avg"], states["exp_avg_sq"], clip_coef],
+                            [lr, group["b1"], group["b2"], group["e"], group["weight_decay"]], [0, 2, 3, 1])

@@ -71,12 +71,11 @@ class NpuFusedLamb(NpuFusedOptimizerBase):
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
                      states: PartStates) -> None:
         beta1, beta2 = group["betas"]
-        new_exp_avg, new_exp_avg_sq, adam_step = torch.ops.npu._npu_fused_lamb_moments(
-            param, grad, states["exp_avg"], states["exp_avg_sq"], self._grad_divisor(grad), beta1, beta2,
-            group["eps"], group["weight_decay"])
-        self._adopt_states(states, {"exp_avg": new_exp_avg, "exp_avg_sq": new_exp_avg_sq})
+        (adam_step,) = self._step_in_place(
+            "_npu_fused_lamb_moments", [param, grad, states["exp_avg"], states["exp_avg_sq"], self._grad_divisor(grad)],
+            [beta1, beta2, group["eps"], group["weight_decay"]], [2, 3, -1])
+        # In place: float32 arithmetic, rounded once to the parameter's dtype.
         if self.adam:
-            param.sub_((group["lr"] * adam_step).to(param.dtype))
+            param.add_(adam_step, alpha=-group["lr"])
         else:
-            trust = self._trust_ratios(states, param, adam_step)
-            param.copy_((param.float() - group["lr"] * trust * adam_step).to(param.dtype))
+            param.addcmul_(self._trust_ratios(states, param, adam_step), adam_step, value=-group["lr"])

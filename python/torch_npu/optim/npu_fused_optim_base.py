@@ -171,19 +171,13 @@ class NpuFusedOptimizerBase(Optimizer):
                      states: PartStates) -> None:
         raise NotImplementedError
 
-    def _adopt_states(self, states: PartStates, new_buffers: dict[str, torch.Tensor]) -> None:
-        """Make each kernel result the new buffer of its state, re-seating the parameters' state tensors on it.
-
-        Cheaper than copying the result back (a few microseconds per tensor on the host, no device work);
-        the old buffer is released once no state tensor points into it.
-        """
-        for name, buffer in new_buffers.items():
-            offset = 0
-            for p in states.params:
-                t = self.state[p][name]
-                npu_change_data_ptr(t, buffer, offset)
-                offset += t.numel()
-            states[name] = buffer
+    @staticmethod
+    def _step_in_place(op: str, tensors: list[torch.Tensor], values: list[float | bool],
+                       writes: list[int]) -> list[torch.Tensor]:
+        """Run the fused step ``npu::<op>`` over one part's buffers in place: one multi-tensor launch,
+        result k written into ``tensors[writes[k]]`` (no copy back); returns the results written
+        nowhere (``writes[k] == -1``). Arguments in the op's schema order: ``tensors``, then ``values``."""
+        return torch.ops.npu._npu_fused_step_(f"npu::{op}", tensors, values, writes)
 
     @torch.no_grad()
     def zero_grad(self, set_to_none: bool = False) -> None:

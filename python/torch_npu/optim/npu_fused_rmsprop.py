@@ -45,17 +45,15 @@ class _NpuFusedRMSpropBase(NpuFusedOptimizerBase):
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
                      states: PartStates) -> None:
         square_avg = states["square_avg"]
-        # An unused state is stood in for by square_avg (read, never written back).
+        # An unused state is stood in for by square_avg (read, never written: its result is dropped).
         grad_avg = states.get("grad_avg", square_avg)
         buf = states.get("momentum_buffer", square_avg)
-        results = torch.ops.npu._npu_fused_rmsprop(
-            param, grad, square_avg, grad_avg, buf, group["lr"], group["alpha"], group["eps"], group["weight_decay"],
-            group["momentum"], group["centered"], group["momentum"] > 0, self._tf_style,
-            group.get("decoupled_decay", False), group.get("lr_in_momentum", False))
-        new_param, new_square_avg, new_grad_avg, new_buf = results
-        param.copy_(new_param)
-        new_states = {"square_avg": new_square_avg, "grad_avg": new_grad_avg, "momentum_buffer": new_buf}
-        self._adopt_states(states, {name: new_states[name] for name in states})
+        self._step_in_place(
+            "_npu_fused_rmsprop", [param, grad, square_avg, grad_avg, buf],
+            [group["lr"], group["alpha"], group["eps"], group["weight_decay"], group["momentum"], group["centered"],
+             group["momentum"] > 0, self._tf_style, group.get("decoupled_decay", False),
+             group.get("lr_in_momentum", False)],
+            [0, 2, 3 if "grad_avg" in states else -1, 4 if "momentum_buffer" in states else -1])
 
 
 class NpuFusedRMSprop(_NpuFusedRMSpropBase):

@@ -3,6 +3,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/as_strided.h>
+#include <ATen/ops/full.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <algorithm>
@@ -80,6 +81,16 @@ bool sameNumber(const c10::IValue& a, const c10::IValue& b) {
   return false;
 }
 
+const at::Tensor& leadTensor(const std::vector<MultiTensorArg>& args, size_t i) {
+  auto lead = std::find_if(args.begin(), args.end(), [](const MultiTensorArg& a) { return a.kind == Kind::Chunked; });
+  return lead->list[i];
+}
+
+// A result of zero elements: dropped (see multiTensorApply).
+bool dropped(const eager::OutputSpec& output) {
+  return std::find(output.sizes.begin(), output.sizes.end(), 0) != output.sizes.end();
+}
+
 // The per-tensor call of item i; chunked lists give the 1-d view of their first `length` elements
 // (only the key and the compile read it) or, with length < 0, the whole tensor.
 torch::jit::Stack itemStack(const std::vector<MultiTensorArg>& args, size_t i, int64_t length) {
@@ -98,6 +109,16 @@ torch::jit::Stack itemStack(const std::vector<MultiTensorArg>& args, size_t i, i
       case Kind::Shared:
         stack.push_back(arg.value);
         break;
+      case Kind::SharedChunk: {
+        const at::Tensor& t = arg.value.toTensor();
+        if (length >= 0) {
+          stack.emplace_back(at::as_strided(t, {length}, {1}, t.storage_offset()));
+        } else {
+          const at::Tensor& whole = leadTensor(args, i);
+          stack.emplace_back(at::full(whole.sizes(), t.flatten()[0].item(), t.options()));
+        }
+        break;
+      }
       case Kind::PerTensorValue:
         stack.push_back(arg.values[i]);
         break;
@@ -117,7 +138,7 @@ bool tableable(const std::vector<MultiTensorArg>& args, size_t lead, size_t i, s
       if (!isNpu(t) || t.device() != first.device() || internalDesc(t) != nullptr) return false;
       if (arg.kind == Kind::Chunked && (!t.is_contiguous() || t.sizes() != first.sizes())) return false;
       group.push_back(static_cast<int>(t.scalar_type()));
-    } else if (arg.kind == Kind::Shared && arg.value.isTensor()) {
+    } else if ((arg.kind == Kind::Shared || arg.kind == Kind::SharedChunk) && arg.value.isTensor()) {
       const at::Tensor& t = arg.value.toTensor();
       if (isNpu(t) && t.device() != first.device()) return false;
     }
@@ -176,13 +197,15 @@ bool chunkKernel(const eager::OpInfo& info, const std::vector<MultiTensorArg>& a
     }
     for (const LaunchArg& slot : launch.args) {
       if (slot.kind != LaunchArg::Kind::Output) continue;
+      if (dropped(record.outputs[slot.index])) return false;  // a dropped result has no buffer
       const int dest = destination(record, writes, slot.index);
       if (dest >= 0) overwritten.push_back(storage(dest));
     }
   }
   for (size_t k = 0; k < record.outputs.size(); ++k) {
-    if (record.outputs[k].sizes != std::vector<int64_t>{length}) return false;
     int dest = destination(record, writes, k);
+    if (dropped(record.outputs[k]) && dest < 0) continue;
+    if (record.outputs[k].sizes != std::vector<int64_t>{length}) return false;
     if (dest < 0) continue;
     if (args[dest].kind != Kind::Chunked || (writes.empty() && record.targets[k].ref.element >= 0)) return false;
     if (args[dest].list[rep].scalar_type() != record.outputs[k].dtype) return false;
@@ -229,7 +252,8 @@ bool launchGroup(const eager::OpInfo& info, const eager::OpInfo& launchInfo, con
   for (size_t i : items) {
     for (size_t k = 0; k < any.outputs.size(); ++k) {
       if (destination(any, writes, k) >= 0) continue;
-      results[i][k] = at::detail::empty_generic(args[lead].list[i].sizes(), npuAllocator(),
+      const bool none = dropped(any.outputs[k]);
+      results[i][k] = at::detail::empty_generic(none ? c10::IntArrayRef{0} : args[lead].list[i].sizes(), npuAllocator(),
                                                 c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                                 any.outputs[k].dtype, std::nullopt);
     }
@@ -273,7 +297,7 @@ bool launchGroup(const eager::OpInfo& info, const eager::OpInfo& launchInfo, con
           switch (slot.kind) {
             case LaunchArg::Kind::Input: {
               const MultiTensorArg& arg = args[record.inputs[slot.index].arg];
-              if (arg.kind == Kind::Shared) {
+              if (arg.kind == Kind::Shared || arg.kind == Kind::SharedChunk) {
                 slots.push_back(address(arg.value.toTensor(), 0));
               } else {
                 slots.push_back(address(arg.list[i], arg.kind == Kind::Chunked ? offset : 0));
@@ -306,7 +330,7 @@ bool launchGroup(const eager::OpInfo& info, const eager::OpInfo& launchInfo, con
     }
     for (size_t k = 0; k < any.outputs.size(); ++k) {
       int dest = destination(any, writes, k);
-      written.push_back(dest >= 0 ? args[dest].list[i] : results[i][k]);
+      if (dest >= 0 || !dropped(any.outputs[k])) written.push_back(dest >= 0 ? args[dest].list[i] : results[i][k]);
     }
   }
   const uint64_t count = itemWords.size() / 2;

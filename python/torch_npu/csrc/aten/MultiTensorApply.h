@@ -34,6 +34,8 @@ struct MultiTensorArg {
     Chunked,       // element i of `list`, flattened and cut into chunks with the other chunked lists
     PerTensor,     // element i of `list`, whole (a per-tensor step count)
     Shared,        // `value` (a tensor every item reads whole, e.g. found_inf, or a number)
+    SharedChunk,   // `value`, a 1-d tensor of at least kChunkElements: every chunk reads its first elements
+                   // (a per-tensor call gets a fresh tensor of that dtype filled with its first element)
     PerTensorValue // element i of `values` (a ScalarList)
   } kind = Kind::Shared;
   std::vector<at::Tensor> list;
@@ -43,6 +45,7 @@ struct MultiTensorArg {
   static MultiTensorArg chunked(at::TensorList tensors) { return {Kind::Chunked, tensors.vec(), {}, {}}; }
   static MultiTensorArg perTensor(at::TensorList tensors) { return {Kind::PerTensor, tensors.vec(), {}, {}}; }
   static MultiTensorArg shared(c10::IValue v) { return {Kind::Shared, {}, std::move(v), {}}; }
+  static MultiTensorArg sharedChunk(const at::Tensor& t) { return {Kind::SharedChunk, {}, t, {}}; }
   static MultiTensorArg perTensorValues(std::vector<c10::IValue> vs) {
     return {Kind::PerTensorValue, {}, {}, std::move(vs)};
   }
@@ -51,7 +54,8 @@ struct MultiTensorArg {
 // Applies `perTensorOp` ("aten::add_.Tensor", "npu::_npu_fused_adam_tensor_step") to every item i.
 // `writes[k]` is the index in `args` of the Chunked list result k is written into, or -1 for a fresh
 // tensor (shaped as the first chunked list's element); an empty `writes` takes the op's own in-place
-// targets. The op must be elementwise over the chunked lists (element j of each result reads
+// targets. A result the per-tensor op returns empty (zero elements) is dropped: no kernel writes it, and
+// its `writes` entry must be -1. The op must be elementwise over the chunked lists (element j of each result reads
 // element j of each chunked input, and the shared / per-tensor tensors): `elementwise` says so for
 // ops without torch's pointwise tag. Returns the fresh results, [item][result] (empty tensors for
 // results that were written into arguments). `launchedBy` names the op whose counters count the

@@ -1,0 +1,70 @@
+"""The per-chunk steps of torch.optim's fused Adam / AdamW / SGD (frontend/references/fused_optim.py)
+come out of the pipeline as one vector kernel over every state - split over the cores by the
+simulator too, with AscendC - plus (Adam) two one-element kernels for the bias corrections; the
+results a caller drops are empty (no kernel writes them)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch_mlir import ir
+
+from npu_mlir.dialects.ascend import load_ascend
+from npu_mlir.frontend.references.fused_optim import _npu_fused_adam_tensor_step, _npu_fused_sgd_tensor_step
+from npu_mlir.frontend.torch_import import import_fx_graph
+from npu_mlir.pipeline import PipelineOptions, run_pipeline
+from npu_mlir.targets import launch_list
+from npu_mlir.targets.sim.cache import cache_root
+
+CHUNK = 65536  # csrc/aten/MultiTensorApply.h kChunkElements
+
+
+def _scalar() -> torch.Tensor:
+    return torch.tensor(0.9, dtype=torch.float64)
+
+
+def _adam(scaled: bool, amsgrad: bool):
+    def step(p, g, m, v, v_max, t, scale, found, zeros, lr, beta1, beta2, wd, eps):
+        return _npu_fused_adam_tensor_step(p, g, m, v, v_max, t, scale, found, zeros, lr, beta1, beta2, wd, eps,
+                                           amsgrad, False, True, scaled)
+    chunks = [torch.randn(CHUNK) for _ in range(5)]
+    return step, chunks + [torch.ones(()), torch.ones(()), torch.zeros(()), torch.zeros(CHUNK)] + \
+        [_scalar() for _ in range(5)]
+
+
+def _sgd(scaled: bool, first: bool):
+    def step(p, g, buf, scale, found, zeros, wd, momentum, lr, dampening):
+        return _npu_fused_sgd_tensor_step(p, g, buf, scale, found, zeros, wd, momentum, lr, dampening, False, False,
+                                          first, True, scaled)
+    return step, [torch.randn(CHUNK) for _ in range(3)] + [torch.ones(()), torch.zeros(()), torch.zeros(CHUNK)] + \
+        [_scalar() for _ in range(4)]
+
+
+def _launches(fn, args: list[torch.Tensor]):
+    text = str(import_fx_graph(fn, args).module)
+    context = ir.Context()
+    load_ascend(context)
+    with context, ir.Location.unknown():
+        module = ir.Module.parse(text)
+        run_pipeline(module, PipelineOptions(from_torch=False, until="tile"))
+        cache = cache_root() / "fused_step_kernels"
+        cache.mkdir(parents=True, exist_ok=True)
+        return launch_list.build(module, len(args), [None] * len(args), cache, results_may_alias_inputs=False)
+
+
+# The float32 cases: there a result is also what the update reads, unless the step reads a twin.
+@pytest.mark.parametrize("case, dropped, n_launches", [
+    ("adamw", (1, 4), 3),
+    ("adamw_scaled_amsgrad", (), 3),
+    ("sgd_first_step", (1,), 1),
+])
+def test_step_is_one_split_vector_kernel_with_ascendc(case, dropped, n_launches):
+    fn, args = {"adamw": _adam(False, False), "adamw_scaled_amsgrad": _adam(True, True),
+                "sgd_first_step": _sgd(False, True)}[case]
+    built = _launches(fn, args)
+    assert len(built.launches) == n_launches, [k.symbol for k in built.launches]
+    for launch in built.launches:
+        assert launch.ascendc_error == "", launch.ascendc_error
+    main = built.launches[-1]
+    assert main.block_dim > 1  # the simulator split it over the cores (each block's slice stays in cache)
+    assert [k for k, (shape, _) in enumerate(built.outputs) if 0 in shape] == list(dropped)
