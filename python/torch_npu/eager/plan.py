@@ -55,8 +55,8 @@ IGNORED_WHEN = {
 }
 # A factory's arguments its out= form does not have (the out tensor gives them).
 TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
-# Ops that ignore the 1-d empty tensors of their tensor list (torch's cat_should_skip_tensor).
-SKIPS_EMPTY_1D = frozenset({torch.ops.aten.cat.default})
+# Ops whose result the empty tensors of their tensor list add nothing to.
+SKIPS_EMPTY = frozenset({torch.ops.aten.cat.default})
 # Retraces that take a 0-d tensor for each float argument (so those become kernel parameters).
 PARAMETER_RETRACES = frozenset(BATCH_NORM_RETRACES) | frozenset(SCALED_POINTWISE_RETRACES)
 
@@ -331,7 +331,11 @@ def _describe(plan: Plan, schema_args: list, args: list, skipped: frozenset) -> 
     numbers = {}
     for i, (schema_arg, desc) in enumerate(zip(schema_args, args)):
         number = number_value(desc)
-        if number is not None:
+        # A dtype is an int to the dispatcher and to torch.ops (`int` is its type there too), but
+        # Python code such as a retrace's `x.to(dtype)` reads an int as a device: pass the dtype.
+        if "ScalarType" in str(schema_arg.real_type) and isinstance(desc, int):
+            plan.request["args"].append(("value", SCALAR_TYPES[desc]))
+        elif number is not None:
             numbers[i] = number
             plan.request["args"].append(("value", number[0]))
         elif isinstance(desc, tuple) and desc and desc[0] == "T":
@@ -339,8 +343,6 @@ def _describe(plan: Plan, schema_args: list, args: list, skipped: frozenset) -> 
         elif isinstance(desc, list) and desc and all(d is None or isinstance(d, tuple) for d in desc):
             plan.request["args"].append(("list", [_tensor_leaf(d, plan, i, j) for j, d in enumerate(desc)
                                                   if (i, j) not in skipped]))
-        elif "ScalarType" in str(schema_arg.type) and isinstance(desc, int):
-            plan.request["args"].append(("value", SCALAR_TYPES[desc]))
         else:
             plan.request["args"].append(("value", desc))
     return numbers
@@ -359,14 +361,16 @@ def _check_factory(schema_args: list, args: list) -> None:
 
 
 def _skipped_empty_elements(op: torch._ops.OpOverload, args: list) -> frozenset:
-    """The (argument, element) list tensors `op` ignores because they are empty - cat skips 1-d
-    empty tensors (a KV cache starts as one) - unless every element is one (an empty result)."""
-    if op not in SKIPS_EMPTY_1D:
+    """The (argument, element) list tensors `op` ignores because they are empty, unless every element
+    is one (an empty result): cat skips 1-d empty tensors (a KV cache starts as one), and an empty
+    tensor of any other shape adds no element (split_with_sizes' backward cats the gradient of a
+    size-0 piece). The caller keeps the reduced call only if its results are the call's."""
+    if op not in SKIPS_EMPTY:
         return frozenset()
     skipped = set()
     for i, desc in enumerate(args):
         if isinstance(desc, list):
-            empties = {(i, j) for j, d in enumerate(desc) if isinstance(d, tuple) and d[0] == "T" and tuple(d[2]) == (0,)}
+            empties = {(i, j) for j, d in enumerate(desc) if isinstance(d, tuple) and d[0] == "T" and 0 in tuple(d[2])}
             if len(empties) < len(desc):
                 skipped |= empties
     return frozenset(skipped)

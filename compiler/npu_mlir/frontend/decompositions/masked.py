@@ -416,6 +416,24 @@ def index_reduce(self: torch.Tensor, dim: int, index: torch.Tensor, source: torc
     return torch.where(written, out.to(self.dtype), self)
 
 
+def _flat_index(self: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """take / put index into self as if it were 1-d; a negative index counts from the end."""
+    rows = index.reshape(-1)
+    return torch.where(rows < 0, rows + self.numel(), rows)
+
+
+def take(self: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    return index_select(self.reshape(-1), 0, _flat_index(self, index)).reshape(index.shape)
+
+
+def put(self: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
+    # take's backward: put_(zeros, index, grad, accumulate=True). Without accumulate the last write
+    # to a position wins, as the CPU's serial loop.
+    flat, rows, src = self.reshape(-1), _flat_index(self, index), source.reshape(-1)
+    out = index_add(flat, 0, rows, src) if accumulate else index_copy(flat, 0, rows, src)
+    return out.reshape(self.shape)
+
+
 def isin(elements: torch.Tensor, test_elements: torch.Tensor, *, assume_unique: bool = False,
          invert: bool = False) -> torch.Tensor:
     found = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
@@ -451,4 +469,6 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.index_fill.int_Tensor: index_fill,
     aten.index_copy.default: index_copy,
     aten.index_reduce.default: index_reduce,
+    aten.take.default: take,
+    aten.put.default: put,
 }

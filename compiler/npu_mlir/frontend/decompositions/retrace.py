@@ -150,6 +150,13 @@ def _zero_d_reduction(op: torch._ops.OpOverload) -> Callable:
     return rewrite
 
 
+def prod_dim(self: torch.Tensor, dim: int, keepdim: bool = False, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    # torch-mlir cannot lower prod.dim_int of a 0-d tensor either (masked.prod reaches it).
+    if self.dim() == 0:
+        return aten.prod.dim_int(self.reshape(1), 0, keepdim, dtype=dtype).reshape(())
+    return aten.prod.dim_int(self, dim, keepdim, dtype=dtype)
+
+
 def _zero_d_extreme(op: torch._ops.OpOverload) -> Callable:
     # max.dim / min.dim of a 0-d tensor: torch-mlir cannot lower it; the element and index 0.
     def rewrite(self: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
@@ -263,6 +270,13 @@ def repeat(self: torch.Tensor, repeats: list[int]) -> torch.Tensor:
     return self.reshape(spread).expand(expanded).reshape(flat).clone()
 
 
+def eye(n: int, m: int | None = None, *, dtype: torch.dtype | None = None, **_: object) -> torch.Tensor:
+    # torch-mlir's eye lowering crashes the compile worker: ones where the row equals the column.
+    columns = n if m is None else m
+    rows = torch.arange(n).unsqueeze(-1)
+    return (rows == torch.arange(columns)).to(dtype or torch.get_default_dtype())
+
+
 RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.argmax.default: _arg_extreme(aten.argmax.default),
     aten.argmin.default: _arg_extreme(aten.argmin.default),
@@ -287,6 +301,9 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.roll.default: roll,
     **{op: _zero_d_reduction(op) for op in (aten.amax.default, aten.amin.default, aten.all.dim, aten.any.dim,
                                              aten.all.dims, aten.any.dims)},
+    aten.prod.dim_int: prod_dim,
+    aten.eye.default: eye,
+    aten.eye.m: eye,
     aten.max.dim: _zero_d_extreme(aten.max.dim),
     aten.min.dim: _zero_d_extreme(aten.min.dim),
     aten.fmax.default: _fextreme(torch.maximum),
