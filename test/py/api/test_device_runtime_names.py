@@ -132,23 +132,23 @@ def test_overflow_flag_set_by_an_fp16_overflow_and_cleared():
 
 def test_a_get_that_arms_the_overflow_check_warns_that_earlier_kernels_went_unscanned():
     torch_npu.npu.overflow.set_overflow_check(False)
-    huge = torch.tensor([3e38], dtype=torch.bfloat16).npu()
-    huge * 10  # inf while the check is off
+    huge = torch.tensor([65504.0, 1.0], dtype=torch.float16).npu()
+    huge + huge  # inf while the check is off
     with pytest.warns(UserWarning, match="kernels launched before it were not scanned"):
         assert not torch.npu.get_npu_overflow_flag()
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # armed now: no warning, and a bf16 inf is seen
-        huge * 10
+        warnings.simplefilter("error")  # armed now: no warning, and the next inf is seen
+        huge + huge
         assert torch.npu.get_npu_overflow_flag()
     torch.npu.clear_npu_overflow_flag()
     torch_npu.npu.overflow.set_overflow_check(False)
 
 
 def test_overflow_check_armed_from_the_start_sees_the_first_kernels_overflow():
-    # torch_npu's documented example: no clear before the overflow.
+    # torch_npu's documented example (no clear before the overflow), the half made on the host.
     script = ("import warnings, torch, torch_npu\n"
               "warnings.simplefilter('error')\n"
-              "a = torch.Tensor([65535]).npu().half()\n"
+              "a = torch.tensor([65504.0, 1.0], dtype=torch.float16).npu()\n"
               "a = a + a\n"
               "print(torch.npu.get_npu_overflow_flag())\n")
     env = {**os.environ, "TORCH_NPU_OVERFLOW_CHECK": "1"}
