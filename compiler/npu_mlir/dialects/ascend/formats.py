@@ -11,6 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
+from ...errors import INVALID_VALUE, CompilerError
+
+
+class FormatError(CompilerError, ValueError):
+    """A logical shape the format cannot take (its rank)."""
+
+    code = INVALID_VALUE
+
 
 @dataclass(frozen=True)
 class Format:
@@ -52,7 +60,7 @@ def rank_error(fmt: str, rank: int) -> str | None:
 def storage_shape(fmt: str, shape: list[int], bit_width: int = 16) -> list[int]:
     """Return the padded physical shape of a logical `shape` stored in `fmt`."""
     if err := rank_error(fmt, len(shape)):
-        raise ValueError(f"ERR03003 GRAPH {err}")
+        raise FormatError(err)
     c = lambda n: ceil(n / C0)
     match fmt:
         case "NC1HWC0":

@@ -19,6 +19,13 @@ from torch_mlir import ir
 from torch_mlir.dialects.ext import Operand, Region, Result, attribute
 
 from .dialect import AscendOp
+from ...errors import NOT_SUPPORTED, CompilerError
+
+
+class LaunchArgumentsError(CompilerError, ValueError):
+    """A launch whose arguments need more runs of equal types than the op stores."""
+
+    code = NOT_SUPPORTED
 
 CORE_TYPES = ("aiv", "aic", "mix")
 # opaque: a body of upstream (linalg / tensor) ops the ascend dialect does not model yet.
@@ -113,7 +120,7 @@ class LaunchOp(AscendOp, name="launch"):
             else:
                 runs.append(1)
         if len(runs) > LAUNCH_TYPE_RUNS:
-            raise ValueError(f"ERR03007 GRAPH a launch takes at most {LAUNCH_TYPE_RUNS} runs of argument types")
+            raise LaunchArgumentsError(f"a launch takes at most {LAUNCH_TYPE_RUNS} runs of argument types")
         segments = ir.DenseI32ArrayAttr.get(runs + [0] * (LAUNCH_TYPE_RUNS - len(runs)))
         ir.OpView.__init__(self, self.OPERATION_NAME, self._ODS_REGIONS, None, None,
                            attributes={"callee": callee, "operandSegmentSizes": segments},
