@@ -5,6 +5,11 @@ fused AdamW on the CPU as the peer; plus the launches each step costs (compiled 
 Memory: one configuration at a time (params + grads + 2 states = 262 MB, plus the step's temporaries;
 NpuFusedAdamW peaks at about twice that), so the process stays under 1 GiB of host memory.
 Steps are timed one by one and the median is reported: the host is shared, single steps get preempted.
+Each also reports the process CPU time per step (the simulated device's threads are this process's):
+on a loaded host, wall time is mostly waiting for a core, CPU time is the work a step costs.
+The configurations run in ROUNDS rounds, one after another within each round, and each reports its
+median over the rounds: the host's load drifts over a run, and a configuration measured only once
+would take the load of its moment.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import torch_npu
 N_TENSORS = 200
 # alternating 384x256 and 256x256: 16.4M elements
 SHAPES = [(384, 256) if i % 2 == 0 else (256, 256) for i in range(N_TENSORS)]
-WARMUP, STEPS = 2, 7
+WARMUP, STEPS, ROUNDS = 2, 5, 3
 
 
 class _CountOps(TorchDispatchMode):
@@ -51,7 +56,9 @@ def _sync(device: str) -> None:
         torch.npu.synchronize()
 
 
-def measure(name: str, device: str, make: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer]) -> float:
+def measure(device: str, make: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer],
+            count_launches: bool) -> tuple[float, float, str]:
+    """Median wall and CPU ms per step; with `count_launches`, what one more step launches (npu)."""
     if device == "npu":
         torch.npu.reset_peak_memory_stats()
     params = _params(device)
@@ -59,15 +66,16 @@ def measure(name: str, device: str, make: Callable[[list[torch.nn.Parameter]], t
     for _ in range(WARMUP):
         opt.step()
     _sync(device)
-    times = []
+    times, cpu_times = [], []
     for _ in range(STEPS):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         opt.step()
         _sync(device)
         times.append(time.perf_counter() - start)
-    ms = statistics.median(times) * 1e3
+        cpu_times.append(time.process_time() - cpu_start)
+    ms, cpu_ms = statistics.median(times) * 1e3, statistics.median(cpu_times) * 1e3
     launches = ""
-    if device == "npu":
+    if device == "npu" and count_launches:
         torch.npu.reset_eager_stats()
         with _CountOps() as counted:
             opt.step()
@@ -79,30 +87,49 @@ def measure(name: str, device: str, make: Callable[[list[torch.nn.Parameter]], t
         launches = f"{compiled:5d} compiled kernels + {copies:4d} device copies per step"
         launches += f", peak {torch.npu.max_memory_reserved() / 2**20:.0f} MiB"
         launches += f" ({fallback} CPU fallback calls)" if fallback else ""
-    print(f"{name:34s} {ms:9.1f} ms/step   {launches}", flush=True)
     del opt, params
     gc.collect()
     if device == "npu":
         torch.npu.empty_cache()  # one configuration's blocks at a time (host memory is shared)
-    return ms
+    return ms, cpu_ms, launches
 
 
 def main() -> None:
     numel = sum(torch.Size(s).numel() for s in SHAPES)
     print(f"AdamW step, {N_TENSORS} float32 tensors, {numel / 1e6:.1f}M elements, "
-          f"{torch.get_num_threads()} CPU threads")
+          f"{torch.get_num_threads()} CPU threads, median of {ROUNDS} rounds")
     kw = dict(lr=1e-3, weight_decay=1e-2)
-    fused = measure("torch_npu NpuFusedAdamW", "npu", lambda p: torch_npu.optim.NpuFusedAdamW(p, **kw))
-    foreach = measure("torch.optim AdamW foreach (npu)", "npu", lambda p: torch.optim.AdamW(p, foreach=True, **kw))
-    loop = measure("torch.optim AdamW for-loop (npu)", "npu", lambda p: torch.optim.AdamW(p, foreach=False, **kw))
-    try:
-        measure("torch.optim AdamW fused=True (npu)", "npu", lambda p: torch.optim.AdamW(p, fused=True, **kw))
-    except RuntimeError as err:
-        print(f"{'torch.optim AdamW fused=True (npu)':34s} not available: {str(err).splitlines()[0]}")
-    # last: freed CPU tensors stay in the process heap, the npu configurations would add to them
-    cpu = measure("torch CPU AdamW fused", "cpu", lambda p: torch.optim.AdamW(p, fused=True, **kw))
-    print(f"NpuFusedAdamW vs CPU fused: {cpu / fused:.2f}x; vs npu foreach: {foreach / fused:.2f}x; "
-          f"vs npu for-loop: {loop / fused:.2f}x")
+    configs = {
+        "torch_npu NpuFusedAdamW": ("npu", lambda p: torch_npu.optim.NpuFusedAdamW(p, **kw)),
+        "torch.optim AdamW foreach (npu)": ("npu", lambda p: torch.optim.AdamW(p, foreach=True, **kw)),
+        "torch.optim AdamW for-loop (npu)": ("npu", lambda p: torch.optim.AdamW(p, foreach=False, **kw)),
+        "torch.optim AdamW fused=True (npu)": ("npu", lambda p: torch.optim.AdamW(p, fused=True, **kw)),
+        # last: freed CPU tensors stay in the process heap, the npu configurations would add to them
+        "torch CPU AdamW fused": ("cpu", lambda p: torch.optim.AdamW(p, fused=True, **kw)),
+    }
+    times: dict[str, list[float]] = {name: [] for name in configs}
+    cpu_times: dict[str, list[float]] = {name: [] for name in configs}
+    launches: dict[str, str] = {}
+    for round_ in range(ROUNDS):
+        for name, (device, make) in configs.items():
+            wall, cpu, counted = measure(device, make, count_launches=round_ == 0)
+            times[name].append(wall)
+            cpu_times[name].append(cpu)
+            launches.setdefault(name, counted)
+    ms = {name: statistics.median(t) for name, t in times.items()}
+    cpu_ms = {name: statistics.median(t) for name, t in cpu_times.items()}
+    for name in configs:
+        print(f"{name:34s} {ms[name]:9.1f} ms/step ({cpu_ms[name]:6.1f} ms CPU)   {launches[name]}", flush=True)
+    fused = ms["torch_npu NpuFusedAdamW"]
+    print(f"NpuFusedAdamW vs CPU fused: {ms['torch CPU AdamW fused'] / fused:.2f}x; "
+          f"vs npu foreach: {ms['torch.optim AdamW foreach (npu)'] / fused:.2f}x; "
+          f"vs npu for-loop: {ms['torch.optim AdamW for-loop (npu)'] / fused:.2f}x; "
+          f"torch fused=True vs npu for-loop: "
+          f"{ms['torch.optim AdamW for-loop (npu)'] / ms['torch.optim AdamW fused=True (npu)']:.2f}x")
+    loop_cpu = cpu_ms["torch.optim AdamW for-loop (npu)"]
+    print(f"CPU time vs npu for-loop: NpuFusedAdamW {loop_cpu / cpu_ms['torch_npu NpuFusedAdamW']:.2f}x, "
+          f"fused=True {loop_cpu / cpu_ms['torch.optim AdamW fused=True (npu)']:.2f}x, "
+          f"foreach {loop_cpu / cpu_ms['torch.optim AdamW foreach (npu)']:.2f}x")
 
 
 if __name__ == "__main__":
