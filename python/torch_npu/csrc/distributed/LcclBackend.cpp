@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <ATen/core/jit_type.h>
 #include <c10/core/InferenceMode.h>
-#include <c10/util/ParallelGuard.h>
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
@@ -105,8 +104,6 @@ constexpr int64_t kReduceBlockBytes = 256 << 10;
 // peer's slice r. No other rank reads or writes slice r, so two barriers order it all: every
 // rank's input is ready before, every slice is written everywhere after.
 void allreduceTensors(const Op& op, const c10d::ReduceOp& reduceOp) {
-  // One thread per rank: the ranks of one host already share its cores.
-  c10::ParallelGuard oneThread(true);
   op.barrier();
   for (size_t i = 0; i < op.published.size(); ++i) {
     const at::Tensor& t = op.published[i];
