@@ -1,7 +1,7 @@
-"""The per-chunk steps of torch.optim's fused Adam / AdamW / SGD (frontend/references/fused_optim.py)
-come out of the pipeline as one vector kernel over every state - split over the cores by the
-simulator too, with AscendC - plus (Adam) two one-element kernels for the bias corrections; the
-results a caller drops are empty (no kernel writes them)."""
+"""The per-chunk steps of torch.optim's fused Adam / AdamW / SGD and of torch_npu.optim's fused
+optimizers (frontend/references/fused_optim.py) come out of the pipeline as one vector kernel over
+every state - split over the cores by the simulator too, with AscendC - plus (Adam) two one-element
+kernels for the bias corrections; the results a caller drops are empty (no kernel writes them)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ import torch
 from torch_mlir import ir
 
 from npu_mlir.dialects.ascend import load_ascend
-from npu_mlir.frontend.references.fused_optim import _npu_fused_adam_tensor_step, _npu_fused_sgd_tensor_step
+from npu_mlir.frontend.references.fused_optim import (
+    _npu_fused_adam_tensor_step,
+    _npu_fused_bert_adam,
+    _npu_fused_rmsprop,
+    _npu_fused_sgd_tensor_step,
+)
 from npu_mlir.frontend.torch_import import import_fx_graph
 from npu_mlir.pipeline import PipelineOptions, run_pipeline
 from npu_mlir.targets import launch_list
@@ -40,6 +45,17 @@ def _sgd(scaled: bool, first: bool):
         [_scalar() for _ in range(4)]
 
 
+def _bert_adam():
+    return _npu_fused_bert_adam, [torch.randn(CHUNK) for _ in range(4)] + [torch.ones(())] + [_scalar() for _ in range(5)]
+
+
+def _rmsprop_centered_momentum():
+    def step(p, g, square_avg, grad_avg, buf, lr, alpha, eps, wd, momentum):
+        return _npu_fused_rmsprop(p, g, square_avg, grad_avg, buf, lr, alpha, eps, wd, momentum, True, True, False,
+                                  False, False)
+    return step, [torch.randn(CHUNK) for _ in range(5)] + [_scalar() for _ in range(5)]
+
+
 def _launches(fn, args: list[torch.Tensor]):
     text = str(import_fx_graph(fn, args).module)
     context = ir.Context()
@@ -57,14 +73,17 @@ def _launches(fn, args: list[torch.Tensor]):
     ("adamw", (1, 4), 3),
     ("adamw_scaled_amsgrad", (), 3),
     ("sgd_first_step", (1,), 1),
+    ("bert_adam", (), 1),
+    ("rmsprop_centered_momentum", (), 2),  # and a one-element kernel: 1 - alpha, which two moments read
 ])
 def test_step_is_one_split_vector_kernel_with_ascendc(case, dropped, n_launches):
     fn, args = {"adamw": _adam(False, False), "adamw_scaled_amsgrad": _adam(True, True),
-                "sgd_first_step": _sgd(False, True)}[case]
+                "sgd_first_step": _sgd(False, True), "bert_adam": _bert_adam(),
+                "rmsprop_centered_momentum": _rmsprop_centered_momentum()}[case]
     built = _launches(fn, args)
     assert len(built.launches) == n_launches, [k.symbol for k in built.launches]
     for launch in built.launches:
         assert launch.ascendc_error == "", launch.ascendc_error
-    main = built.launches[-1]
+    main = max(built.launches, key=lambda k: k.block_dim)
     assert main.block_dim > 1  # the simulator split it over the cores (each block's slice stays in cache)
     assert [k for k, (shape, _) in enumerate(built.outputs) if 0 in shape] == list(dropped)

@@ -17,11 +17,25 @@ from __future__ import annotations
 import torch
 
 
-def _adam_moments(grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, beta1: float,
-                  beta2: float) -> tuple[torch.Tensor, torch.Tensor]:
-    m = exp_avg.float() * beta1 + grad * (1 - beta1)
-    v = exp_avg_sq.float() * beta2 + grad * grad * (1 - beta2)
-    return m, v
+def _twins(x: torch.Tensor, a, y: torch.Tensor, b, b_negated, count: int) -> list[torch.Tensor]:
+    """x*a + y*b, `count` times from different ops (1 to 3) with the same bits: x*a - y*b_negated and
+    x*a - (-(y*b)), where b_negated is -b computed from the same parameters (negation commutes with
+    round-to-nearest). One can be a result while another feeds another result."""
+    forms = [lambda: x * a + y * b, lambda: x * a - y * b_negated, lambda: x * a - (-(y * b))]
+    return [form() for form in forms[:count]]
+
+
+def _pair(x: torch.Tensor, a, y: torch.Tensor, b, b_negated, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x*a + y*b, its twin): distinct ops only when the result is `state`'s float32 value itself
+    (a float16 / bfloat16 result is a cast, so the update reads the uncast value anyway)."""
+    first, *rest = _twins(x, a, y, b, b_negated, 2 if state.dtype == torch.float32 else 1)
+    return first, rest[0] if rest else first
+
+
+def _pair_sum(x: torch.Tensor, a, y: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x*a + y, its twin x*a - (-y)), as _pair."""
+    first = x * a + y
+    return first, (x * a - (-y) if state.dtype == torch.float32 else first)
 
 
 def _dropped(like: torch.Tensor, rank: int) -> torch.Tensor:
@@ -36,8 +50,8 @@ def _npu_fused_adadelta(param: torch.Tensor, grad: torch.Tensor, square_avg: tor
     """Adadelta: the step is the gradient scaled by RMS(past steps) / RMS(gradients)."""
     p = param.float()
     g = grad.float() + weight_decay * p
-    sq = square_avg.float() * rho + g * g * (1 - rho)
-    delta = (acc_delta.float() + eps).sqrt() / (sq + eps).sqrt() * g
+    sq, sq_read = _pair(square_avg.float(), rho, g * g, 1 - rho, rho - 1, square_avg)
+    delta = (acc_delta.float() + eps).sqrt() / (sq_read + eps).sqrt() * g
     acc = acc_delta.float() * rho + delta * delta * (1 - rho)
     return (p - lr * delta).to(param.dtype), sq.to(square_avg.dtype), acc.to(acc_delta.dtype)
 
@@ -57,23 +71,24 @@ def _npu_fused_rmsprop(param: torch.Tensor, grad: torch.Tensor, square_avg: torc
         p = p * (1 - weight_decay)
     else:
         g = g + weight_decay * p
-    sq = square_avg.float() * alpha + g * g * (1 - alpha)
+    # Results that the update reads come in twins (see _twins): the kernel then splits over the cores.
+    sq, sq_read = _pair(square_avg.float(), alpha, g * g, 1 - alpha, alpha - 1, square_avg)
     ga = grad_avg.float()
     if centered:
-        ga = ga * alpha + g * (1 - alpha)
-        var = sq - ga * ga
+        ga, ga_read = _pair(ga, alpha, g, 1 - alpha, alpha - 1, grad_avg)
+        var = sq_read - ga_read * ga_read
     else:
-        var = sq
+        var = sq_read
     avg = (var + eps).sqrt() if tf_style else var.sqrt() + eps
     buf = momentum_buffer.float()
     if not use_momentum:
         p = p - lr * g / avg
     elif tf_style and lr_in_momentum:
-        buf = buf * momentum + lr * g / avg
-        p = p - buf
+        buf, buf_read = _pair_sum(buf, momentum, lr * g / avg, momentum_buffer)
+        p = p - buf_read
     else:
-        buf = buf * momentum + g / avg
-        p = p - lr * buf
+        buf, buf_read = _pair_sum(buf, momentum, g / avg, momentum_buffer)
+        p = p - lr * buf_read
     return (p.to(param.dtype), sq.to(square_avg.dtype), ga.to(grad_avg.dtype) if centered else _dropped(grad_avg, 1),
             buf.to(momentum_buffer.dtype) if use_momentum else _dropped(momentum_buffer, 2))
 
@@ -83,10 +98,19 @@ def _npu_fused_bert_adam(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch
                          weight_decay: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(param, exp_avg, exp_avg_sq, clipped grad) after BERT's Adam step: no bias correction, decoupled decay
     added to the update, the gradient first scaled by clip_coef (a device scalar: min(1, max_norm / norm))."""
-    g = grad.float() * clip_coef.reshape(()).float()
-    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
+    clip = clip_coef.reshape(()).float()
+    # The clipped gradient is a result: it is -((-grad) * clip) and the moments read its twin
+    # (-grad) * (-clip) - one shared -grad, so both stay in one kernel - and the update reads the
+    # moments' twins (see _twins): the kernel splits over the cores.
+    if grad.dtype == torch.float32:
+        negated = -grad
+        g, g_read = -(negated * clip), negated * (-clip)
+    else:
+        g = g_read = grad.float() * clip
+    m, m_read = _pair(exp_avg.float(), beta1, g_read, 1 - beta1, beta1 - 1, exp_avg)
+    v, v_read = _pair(exp_avg_sq.float(), beta2, g_read * g_read, 1 - beta2, beta2 - 1, exp_avg_sq)
     p = param.float()
-    update = m / (v.sqrt() + eps) + weight_decay * p
+    update = m_read / (v_read.sqrt() + eps) + weight_decay * p
     return (p - lr * update).to(param.dtype), m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), g.to(grad.dtype)
 
 
@@ -96,8 +120,9 @@ def _npu_fused_lamb_moments(param: torch.Tensor, grad: torch.Tensor, exp_avg: to
     """(exp_avg, exp_avg_sq, float32 Adam step) of LAMB; the gradient is divided by grad_divisor (a device
     scalar: the global gradient norm when it exceeds 1). The per-parameter trust ratio is applied after."""
     g = grad.float() / grad_divisor.reshape(()).float()
-    m, v = _adam_moments(g, exp_avg, exp_avg_sq, beta1, beta2)
-    adam_step = m / (v.sqrt() + eps) + weight_decay * param.float()
+    m, m_read = _pair(exp_avg.float(), beta1, g, 1 - beta1, beta1 - 1, exp_avg)
+    v, v_read = _pair(exp_avg_sq.float(), beta2, g * g, 1 - beta2, beta2 - 1, exp_avg_sq)
+    adam_step = m_read / (v_read.sqrt() + eps) + weight_decay * param.float()
     return m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), adam_step
 
 
@@ -115,14 +140,6 @@ def _npu_fused_lamb_moments(param: torch.Tensor, grad: torch.Tensor, exp_avg: to
 #   scalar, so the skip mask is computed inside the kernel, not in a scalar kernel of its own.
 # - a result never feeds another: the update reads moments recomputed by other (bit-identical) ops,
 #   since the simulator splits a kernel over blocks only when its results are independent.
-
-
-def _twins(x: torch.Tensor, a, y: torch.Tensor, b, b_negated, count: int) -> list[torch.Tensor]:
-    """x*a + y*b, `count` times from different ops (1 to 3) with the same bits: x*a - y*b_negated and
-    x*a - (-(y*b)), where b_negated is -b computed from the same parameters (negation commutes with
-    round-to-nearest). One can be a result while another feeds another result."""
-    forms = [lambda: x * a + y * b, lambda: x * a - y * b_negated, lambda: x * a - (-(y * b))]
-    return [form() for form in forms[:count]]
 
 
 def _adam_bias_corrections(step: torch.Tensor, lr, beta1, beta2) -> tuple[torch.Tensor, torch.Tensor]:
