@@ -84,7 +84,7 @@ def test_matches_torch_optim_float32_and_float16(no_fallback, name):
     assert no_fallback()[kernel]["compiled"] == 2 * 20
 
 
-@pytest.mark.parametrize("name", ["sgd_momentum", "adamw"])
+@pytest.mark.parametrize("name", ["sgd_momentum", "adamw", "rmsprop_centered_momentum"])
 def test_bfloat16_parameters(no_fallback, name):
     fused_cls, torch_cls, kwargs, _ = CONFIGS[name]
     bf16 = [torch.bfloat16] * 4
@@ -96,6 +96,31 @@ def test_bfloat16_parameters(no_fallback, name):
     for p, r in zip(npu_params, cpu_params):
         assert p.dtype == torch.bfloat16
         torch.testing.assert_close(p.detach().float().cpu(), r.detach(), rtol=3e-2, atol=3e-2)
+
+
+def test_bfloat16_adadelta_matches_its_reference_formula(no_fallback):
+    # Against float32 torch.optim, bfloat16 Adadelta (lr=1.0, its states in bfloat16 too) drifts by
+    # 0.1 in 20 steps: compare with the op's reference on the CPU, each result rounded once to bfloat16.
+    fused_cls, _, kwargs, kernel = CONFIGS["adadelta"]
+    bf16 = [torch.bfloat16] * 4
+    npu_params, cpu_params = _params(bf16, "npu"), _params(bf16, "cpu")
+    targets = _targets(bf16)
+    _run(fused_cls(npu_params, **kwargs), npu_params, targets, range(20))
+    states = [(torch.zeros_like(p), torch.zeros_like(p)) for p in cpu_params]
+    for step in range(20):
+        for p in cpu_params:
+            p.grad = None
+        _backward(cpu_params, targets, step)
+        with torch.no_grad():
+            for n, p in enumerate(cpu_params):
+                new_p, square_avg, acc_delta = torch.ops.npu._npu_fused_adadelta(
+                    p, p.grad, *states[n], kwargs["lr"], 0.9, 1e-6, kwargs["weight_decay"])
+                p.copy_(new_p)
+                states[n] = (square_avg, acc_delta)
+    for p, r in zip(npu_params, cpu_params):
+        assert p.dtype == torch.bfloat16
+        torch.testing.assert_close(p.detach().float().cpu(), r.detach().float(), rtol=2e-2, atol=2e-2)
+    assert no_fallback()[kernel]["compiled"] == 20  # one launch per step: one bfloat16 buffer
 
 
 def _state_tensors(optimizer, name):
