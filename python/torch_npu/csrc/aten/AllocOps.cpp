@@ -1,5 +1,5 @@
 // Native PrivateUse1 kernels that allocate or re-point storage: empty, empty_strided,
-// resize_, set_ (every overload), record_stream, arange's out= form, and whether
+// resize_, set_ (every overload), record_stream, arange's out= form, _efficientzerotensor, and whether
 // `t.data = npu_tensor` may re-point a tensor (_has_compatible_shallow_copy_type). m.impl kernels get no automatic
 // device guard, so each allocating kernel sets one.
 #include <ATen/EmptyTensor.h>
@@ -141,6 +141,15 @@ at::Tensor& arangeOut(const at::Scalar& start, const at::Scalar& end, const at::
   return out;
 }
 
+// Backward formulas return _efficientzerotensor for a gradient known to be zero (sgn's of a real
+// input). The CPU's is a ZeroTensor that holds no memory; here it is zeros written by the compiled
+// zero_ kernel: the same values, which every consumer reads as plain zeros.
+at::Tensor efficientZeroTensor(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pinMemory) {
+  return empty(size, dtype, layout, device, pinMemory, std::nullopt).zero_();
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(hasCompatibleShallowCopyType));
   m.impl("empty.memory_format", TORCH_FN(empty));
@@ -152,6 +161,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_", TORCH_FN(setEmpty));
   m.impl("record_stream", TORCH_FN(recordStream));
   m.impl("arange.start_out", TORCH_FN(arangeOut));
+  m.impl("_efficientzerotensor", TORCH_FN(efficientZeroTensor));
 }
 
 }  // namespace
