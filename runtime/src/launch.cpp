@@ -1,6 +1,10 @@
 // Tasks other than events: kernel launches, host functions, copies and fills.
+#include <array>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core_pool.h"
@@ -26,6 +30,43 @@ const char* kindName(aclrtMemcpyKind kind) {
     case ACL_MEMCPY_DEVICE_TO_DEVICE: return "DEVICE_TO_DEVICE";
   }
   return "?";
+}
+
+// A launch's argument bytes, copied when it is queued and owned by its task: inline up to
+// kInlineArgs bytes (every eager kernel's slots), on the heap above. A loop of small launches
+// paid an allocation for them on every call.
+class ArgBytes {
+ public:
+  static constexpr size_t kInlineArgs = 256;
+
+  ArgBytes(const void* args, size_t size) : size_(size) {
+    if (size <= kInlineArgs) {
+      if (size > 0) std::memcpy(inline_.data(), args, size);
+    } else {
+      uint8_t* heap = new uint8_t[size];
+      std::memcpy(heap, args, size);
+      heap_.reset(heap);
+    }
+  }
+  const void* data() const { return size_ == 0 ? nullptr : heap_ ? heap_.get() : inline_.data(); }
+
+ private:
+  size_t size_;
+  std::array<uint8_t, kInlineArgs> inline_;
+  std::shared_ptr<const uint8_t[]> heap_;
+};
+
+// Kernel names are kept once for the life of the process (a process launches a bounded set of
+// kernels): a task holds a pointer to its name, not a copy. The calling thread remembers the last one.
+const char* internName(const char* name) {
+  if (name == nullptr) return "<unnamed>";
+  thread_local const char* last = nullptr;
+  if (last != nullptr && std::strcmp(last, name) == 0) return last;
+  static std::mutex* mutex = new std::mutex();
+  static auto* names = new std::unordered_set<std::string>();
+  std::lock_guard<std::mutex> lock(*mutex);
+  last = names->insert(name).first->c_str();
+  return last;
 }
 
 // Device-side pointers must lie, with all `count` bytes, inside one device
@@ -141,14 +182,12 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
   if (npurt::capturing(stream) && npurt::captureKernel(stream, kernel, blockDim, args, argsSize, name, &captured)) {
     return captured;
   }
-  const uint8_t* bytes = static_cast<const uint8_t*>(args);
-  std::vector<uint8_t> packed(bytes, bytes + argsSize);
-  std::string label = name != nullptr ? name : "<unnamed>";
-  npurt::TaskInfo info{NPURT_TASK_KERNEL, label.c_str(), 0, -1, blockDim};
+  const char* label = npurt::internName(name);
+  npurt::TaskInfo info{NPURT_TASK_KERNEL, label, 0, -1, blockDim};
   return npurt::enqueue(
       stream,
-      [kernel, blockDim, packed = std::move(packed), label, device = stream->device] {
-        const void* data = packed.empty() ? nullptr : packed.data();
+      [kernel, blockDim, packed = npurt::ArgBytes(args, argsSize), label, device = stream->device] {
+        const void* data = packed.data();
         // Past the operator execution timeout, or once stop_device stopped the device, blocks not
         // yet started are skipped (a block already running finishes: compiled code never polls).
         const int64_t deadline = npurt::kernelDeadlineNs();
@@ -157,13 +196,14 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
           if (npurt::deviceStopped(device)) return int32_t(-1);
           return kernel(data, idx, blockDim);
         });
-        if (npurt::deviceStopped(device)) return npurt::stoppedDeviceError(device, ("kernel '" + label + "'").c_str());
+        auto kernelName = [label] { return std::string("kernel '") + label + "'"; };  // for an error only
+        if (npurt::deviceStopped(device)) return npurt::stoppedDeviceError(device, kernelName().c_str());
         if (deadline != 0 && npurt::steadyNowNs() > deadline) {
-          return fail(ACL_ERROR_RT_AICORE_TIMEOUT, "kernel '" + label + "' ran past the operator execution timeout of " +
+          return fail(ACL_ERROR_RT_AICORE_TIMEOUT, kernelName() + " ran past the operator execution timeout of " +
                                                        std::to_string(npurtOpExecuteTimeoutMs()) + " ms");
         }
         if (failure.code == 0) return ACL_SUCCESS;
-        return fail(ACL_ERROR_RT_AICORE_EXCEPTION, "kernel '" + label + "' failed in block " +
+        return fail(ACL_ERROR_RT_AICORE_EXCEPTION, kernelName() + " failed in block " +
                                                        std::to_string(failure.blockIdx) + " of " +
                                                        std::to_string(blockDim) + " with code " +
                                                        std::to_string(failure.code));

@@ -156,7 +156,10 @@ aclError enqueue(aclrtStream stream, Task task, const TaskInfo& info) {
       stream->workerStarted = true;
       std::thread(drain, stream).detach();
     }
-    wake = stream->workerSleeping;  // a polling worker sees `depth`; only a sleeping one needs the call
+    // A polling worker sees `depth`; only a sleeping one needs the call, and only once: until it runs
+    // again, later launches would each pay a futex wake (a worker waiting for a loaded host's core).
+    wake = stream->workerSleeping;
+    stream->workerSleeping = false;
   }
   if (wake) stream->taskQueued.notify_one();
   return ACL_SUCCESS;

@@ -5,6 +5,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/ScopeExit.h>
+#include <c10/util/SmallVector.h>
 
 #include <cstring>
 
@@ -90,7 +92,7 @@ namespace {
 // The kernel may write straight into `target` only when no input overlaps it, except an
 // input that is exactly `target` of a pointwise op (element i is read before it is written).
 bool canWriteInto(const at::Tensor& target, const OutputSpec& spec, const OpInfo& info,
-                  const std::vector<at::Tensor>& inputs) {
+                  c10::ArrayRef<at::Tensor> inputs) {
   // Results are base format: an internal-format target is written by a converting copy_.
   if (target.scalar_type() != spec.dtype || target.sizes() != c10::IntArrayRef(spec.sizes) ||
       !target.is_contiguous() || internalDesc(target) != nullptr) {
@@ -110,9 +112,9 @@ at::Tensor argumentTensor(const torch::jit::Stack& stack, size_t argBase, const 
   return ref.element < 0 ? v.toTensor() : v.toTensorList().get(ref.element);
 }
 
+// A call's small vectors live on the stack: the hit path allocates only its results.
 void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stack, size_t argBase) {
-  std::vector<at::Tensor> inputs;
-  inputs.reserve(kernel.inputs.size());
+  c10::SmallVector<at::Tensor, 8> inputs;
   for (const ArgRef& ref : kernel.inputs) inputs.push_back(argumentTensor(*stack, argBase, ref));
   // A factory's out= form has no input: the tensor it writes says where it runs.
   c10::Device device = !inputs.empty()             ? inputs.front().device()
@@ -132,8 +134,8 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
 
   // Where each result goes: a fresh tensor, or an argument the op writes (in-place self, out=, or
   // another written argument such as batch norm's running statistics).
-  std::vector<at::Tensor> results(kernel.outputs.size());
-  std::vector<std::pair<at::Tensor, at::Tensor>> copyBack;  // (temporary, target)
+  c10::SmallVector<at::Tensor, 4> results(kernel.outputs.size());
+  c10::SmallVector<std::pair<at::Tensor, at::Tensor>, 2> copyBack;  // (temporary, target)
   for (size_t j = 0; j < kernel.outputs.size(); ++j) {
     const OutputSpec& spec = kernel.outputs[j];
     const OutputTarget& where = kernel.targets[j];
@@ -161,19 +163,17 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     copyBack.emplace_back(results[j], target);
   }
 
-  std::vector<uint64_t> params;
-  params.reserve(kernel.params.size());
+  c10::SmallVector<uint64_t, 8> params;
   for (size_t p = 0; p < kernel.params.size(); ++p) {
     params.push_back(paramSlot((*stack)[argBase + kernel.params[p].arg], kernel.paramIsFloat[p]));
   }
   launchRecord(info, kernel, inputs, results, params, nativeStream(stream));
-  if (overflowCheckArmed()) checkResultsForOverflow(results, stream);
+  if (overflowCheckArmed()) checkResultsForOverflow(std::vector<at::Tensor>(results.begin(), results.end()), stream);
   // Ordered after the kernel on the same stream (no host sync); copy_ follows the target's strides,
   // format and dtype.
   for (auto& [temporary, target] : copyBack) target.copy_(temporary);
 
-  std::vector<c10::IValue> returns;
-  returns.reserve(kernel.returns.size());
+  c10::SmallVector<c10::IValue, 4> returns;
   for (const ReturnSpec& ret : kernel.returns) {
     if (ret.arg >= 0) {
       returns.push_back((*stack)[argBase + ret.arg]);  // the caller's tensor (list) itself, as on CPU
@@ -194,8 +194,12 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
 void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OpInfo& info = opInfo(op);
   const size_t argBase = stack->size() - info.isOut.size();
-  std::string key;
-  key.reserve(192);
+  // The thread's key buffer, taken for this call and given back at return (a call nested in a miss
+  // starts a fresh one): building a key allocates nothing once the buffer has grown.
+  thread_local std::string keyBuffer;
+  std::string key = std::move(keyBuffer);
+  key.clear();
+  auto giveBack = c10::make_scope_exit([&key] { keyBuffer = std::move(key); });
   std::shared_ptr<const CacheEntry> entry;
   if (buildKey(info, *stack, argBase, key)) entry = resolve(info, *stack, argBase, key);
   if (!entry || entry->kind != CacheEntry::Kind::Kernel) {

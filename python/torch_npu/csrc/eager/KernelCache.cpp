@@ -4,6 +4,9 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <c10/util/SmallVector.h>
+
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -20,6 +23,19 @@ std::unordered_map<const void*, std::unique_ptr<OpInfo>> opInfos;
 
 std::mutex cacheMutex;
 std::unordered_map<std::string, std::shared_ptr<const CacheEntry>> cache;
+// Bumped (under cacheMutex) by every store and clear: a thread's recent lookups below hold while it is unchanged.
+std::atomic<uint64_t> cacheGeneration{0};
+
+// The calling thread's last few hits: a loop of ops finds its entries without the shared map's mutex
+// and hash. Their keys' buffers are reused, so remembering a hit allocates nothing once warm.
+struct RecentHit {
+  uint64_t generation = ~uint64_t(0);
+  std::string key;
+  std::shared_ptr<const CacheEntry> entry;
+};
+constexpr size_t kRecentHits = 8;
+thread_local std::array<RecentHit, kRecentHits> recentHits;
+thread_local size_t nextRecentHit = 0;
 
 template <typename T>
 void appendRaw(std::string& key, T value) {
@@ -173,18 +189,17 @@ void appendBakedValues(const torch::jit::Stack& stack, size_t argBase, const std
   }
 }
 
-void launchRecord(const OpInfo& info, const KernelRecord& record, const std::vector<at::Tensor>& inputs,
-                  const std::vector<at::Tensor>& results, const std::vector<uint64_t>& params, aclrtStream stream) {
+void launchRecord(const OpInfo& info, const KernelRecord& record, c10::ArrayRef<at::Tensor> inputs,
+                  c10::ArrayRef<at::Tensor> results, c10::ArrayRef<uint64_t> params, aclrtStream stream) {
   if (record.pipeline) ++info.stats.pipeline;
   if (record.launches.empty()) return;
   // Freed at return, before the launches run: the allocator reuses a block only in stream order.
-  std::vector<at::Tensor> temps;
-  temps.reserve(record.tempBytes.size());
+  c10::SmallVector<at::Tensor, 4> temps;
   for (int64_t bytes : record.tempBytes) {
     temps.push_back(at::detail::empty_generic({bytes}, npuAllocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                               at::kByte, std::nullopt));
   }
-  std::vector<uint64_t> slots;
+  c10::SmallVector<uint64_t, 16> slots;
   for (const Launch& launch : record.launches) {
     slots.clear();
     for (const LaunchArg& arg : launch.args) {
@@ -210,19 +225,35 @@ void launchRecord(const OpInfo& info, const KernelRecord& record, const std::vec
 }
 
 std::shared_ptr<const CacheEntry> lookup(const std::string& key) {
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  auto it = cache.find(key);
-  return it == cache.end() ? nullptr : it->second;
+  const uint64_t generation = cacheGeneration.load(std::memory_order_acquire);
+  for (const RecentHit& hit : recentHits) {
+    if (hit.generation == generation && hit.key == key) return hit.entry;
+  }
+  std::shared_ptr<const CacheEntry> entry;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = cache.find(key);
+    if (it == cache.end()) return nullptr;
+    entry = it->second;
+  }
+  // Tagged with the generation read before the find: a store or clear since then invalidates it.
+  RecentHit& slot = recentHits[nextRecentHit++ % kRecentHits];
+  slot.generation = generation;
+  slot.key = key;
+  slot.entry = entry;
+  return entry;
 }
 
 void store(const std::string& key, std::shared_ptr<const CacheEntry> entry) {
   std::lock_guard<std::mutex> lock(cacheMutex);
   cache[key] = std::move(entry);
+  cacheGeneration.fetch_add(1, std::memory_order_release);
 }
 
 void clearMemoryCache() {
   std::lock_guard<std::mutex> lock(cacheMutex);
   cache.clear();
+  cacheGeneration.fetch_add(1, std::memory_order_release);
 }
 
 size_t cachedKeyCount() {

@@ -147,8 +147,8 @@ void appendBakedValues(const torch::jit::Stack& stack, size_t argBase, const std
 
 // Queues the record's launches on `stream`: `inputs` / `results` / `params` are the call's, in
 // record order; intermediates come from the device allocator. Counts a pipeline call.
-void launchRecord(const OpInfo& info, const KernelRecord& record, const std::vector<at::Tensor>& inputs,
-                  const std::vector<at::Tensor>& results, const std::vector<uint64_t>& params, aclrtStream stream);
+void launchRecord(const OpInfo& info, const KernelRecord& record, c10::ArrayRef<at::Tensor> inputs,
+                  c10::ArrayRef<at::Tensor> results, c10::ArrayRef<uint64_t> params, aclrtStream stream);
 
 std::shared_ptr<const CacheEntry> lookup(const std::string& key);
 void store(const std::string& key, std::shared_ptr<const CacheEntry> entry);
