@@ -170,6 +170,8 @@ class GraphExecutable:
         self.compiled = _C._CompiledGraph(record, self._aliases(record, mutations), len(self.inputs),
                                           self.philox_increment)
         self.launches = self.compiled.launch_count
+        stats.count("arena_bytes", self.compiled.arena_bytes)
+        stats.count("temp_bytes", sum(record.get("temps", [])))
         stats.count("graphs_compiled")
         stats.count("kernels", self.launches)
 

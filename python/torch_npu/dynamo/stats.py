@@ -14,7 +14,7 @@ def reset_compile_stats() -> None:
     """Zero every counter and forget the split nodes."""
     with _lock:
         _stats.clear()
-        _stats.update(forward_graphs=0, backward_graphs=0, inference_graphs=0, graphs_compiled=0, cache_hits=0, cache_misses=0, compile_ms=0.0, recompiles=0, kernels=0,
+        _stats.update(forward_graphs=0, backward_graphs=0, inference_graphs=0, graphs_compiled=0, cache_hits=0, cache_misses=0, compile_ms=0.0, recompiles=0, kernels=0, arena_bytes=0, temp_bytes=0,
                       mutations_aliased=0, mutations_copied=0, graphs_captured=0, split_nodes={})
 
 
@@ -40,7 +40,9 @@ def compile_stats() -> dict[str, Any]:
     graphs_compiled: AOT graphs (or their compiled pieces) turned into executables; cache_hits /
     cache_misses: of those, loaded from the kernel cache / built by a compile worker; compile_ms: time in
     the compile workers; recompiles: Dynamo frames compiled again (a new shape or a failed guard);
-    kernels: kernel launches across the executables; mutations_aliased / mutations_copied: input
+    kernels: kernel launches across the executables; arena_bytes / temp_bytes: the bytes of one call's
+    intermediates across the executables, as planned (one arena each, intermediates whose lives do not
+    overlap sharing bytes, 512-byte aligned) / one buffer each; mutations_aliased / mutations_copied: input
     mutations written straight into the input's buffer / copied into it after the run (a later kernel
     still read the input); graphs_captured: npugraphs executables captured into an NPUGraph; split_nodes: per aten op, the nodes that run as
     eager npu ops instead (count, and the compiler's reason).

@@ -92,6 +92,8 @@ def test_gpt_block_trains_as_eager(compile_stats):
     _assert_same(_train(model, compiled, batches), _train(reference, reference, batches))
     stats = compile_stats()
     assert stats["forward_graphs"] == 1 and stats["backward_graphs"] == 1 and stats["split_nodes"] == {}, stats
+    # Intermediates whose lives do not overlap share the arena's bytes (and the steps above still match).
+    assert 0 < stats["arena_bytes"] < stats["temp_bytes"] / 2, stats
 
 
 # Dynamo loads the backend's entry point, which imports the package: no `import torch_npu` before it.

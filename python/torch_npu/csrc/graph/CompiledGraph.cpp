@@ -3,6 +3,7 @@
 #include <ATen/EmptyTensor.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "torch_npu/csrc/NpuError.h"
@@ -29,9 +30,51 @@ CompiledGraph::CompiledGraph(eager::KernelRecord record, std::vector<int> aliase
       philoxIncrement_(philoxIncrement) {
   TORCH_CHECK(aliases_.size() == record_.outputs.size(), "a compiled graph has ", record_.outputs.size(),
               " outputs but ", aliases_.size(), " alias entries\n", errCode(SubModule::GRAPH, ErrCode::INTERNAL));
-  for (int64_t bytes : record_.tempBytes) {
-    tempOffsets_.push_back(arenaBytes_);
-    arenaBytes_ += (bytes + kTempAlign - 1) / kTempAlign * kTempAlign;
+  planArena();
+}
+
+void CompiledGraph::planArena() {
+  // Each intermediate lives from the first launch that names it to the last; launches run in stream
+  // order, so intermediates whose lives do not overlap share bytes. Largest first, each at the lowest
+  // offset no overlapping-in-time intermediate already holds.
+  const size_t count = record_.tempBytes.size();
+  std::vector<int64_t> first(count, -1), last(count, -1), bytes(count);
+  for (size_t i = 0; i < record_.launches.size(); ++i) {
+    for (const eager::LaunchArg& arg : record_.launches[i].args) {
+      if (arg.kind == eager::LaunchArg::Kind::Temp) {
+        if (first[arg.index] < 0) first[arg.index] = static_cast<int64_t>(i);
+        last[arg.index] = static_cast<int64_t>(i);
+      }
+    }
+  }
+  std::vector<size_t> order(count);
+  for (size_t t = 0; t < count; ++t) {
+    order[t] = t;
+    bytes[t] = (record_.tempBytes[t] + kTempAlign - 1) / kTempAlign * kTempAlign;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  tempOffsets_.assign(count, 0);
+  std::vector<size_t> placed;
+  for (size_t t : order) {
+    // Candidate offsets: 0 and the end of every placed intermediate alive at the same time.
+    std::vector<size_t> alive;
+    for (size_t p : placed) {
+      if (first[p] <= last[t] && first[t] <= last[p]) alive.push_back(p);
+    }
+    std::vector<int64_t> candidates{0};
+    for (size_t p : alive) candidates.push_back(tempOffsets_[p] + bytes[p]);
+    std::sort(candidates.begin(), candidates.end());
+    for (int64_t offset : candidates) {
+      bool fits = std::none_of(alive.begin(), alive.end(), [&](size_t p) {
+        return offset < tempOffsets_[p] + bytes[p] && tempOffsets_[p] < offset + bytes[t];
+      });
+      if (fits) {
+        tempOffsets_[t] = offset;
+        break;
+      }
+    }
+    placed.push_back(t);
+    arenaBytes_ = std::max(arenaBytes_, tempOffsets_[t] + bytes[t]);
   }
 }
 

@@ -26,11 +26,13 @@ class CompiledGraph {
   int64_t arenaBytes() const { return arenaBytes_; }
 
  private:
+  void planArena();
+
   eager::KernelRecord record_;
   std::vector<int> aliases_;
   size_t inputCount_;
   uint64_t philoxIncrement_;
-  std::vector<int64_t> tempOffsets_;  // each intermediate's place in the one arena of a call
+  std::vector<int64_t> tempOffsets_;  // each intermediate's place in the one arena of a call (planArena)
   int64_t arenaBytes_ = 0;
 };
 
