@@ -4,7 +4,9 @@ Rows (BNSD, float32, no mask): torch_npu.npu_fusion_attention and F.scaled_dot_p
 npu tensors, forward alone and forward + backward, at B1 N8 S256 D64 and B1 N8 S2048 D64, each
 against CPU SDPA on the same values. Each row also prints the npu run's peak device memory
 (torch.npu.max_memory_allocated, reset before the row) next to the bytes one float32 S x S score
-matrix per head would take, which a flash kernel never holds. A warm-up call compiles the kernels;
+matrix per head would take, which a flash kernel never holds. The pse rows add a [1, N, 1, S] position
+bias (ALiBi-like, broadcast over the queries) with its gradient, against CPU SDPA with the same
+additive float mask. A warm-up call compiles the kernels;
 the median of timed calls is reported, each ending in a synchronize (npu) so queued work is counted.
 `--shape B N S D` runs one other size.
 """
@@ -49,6 +51,9 @@ def rows(b: int, n: int, s: int, d: int) -> None:
     cpu_leaves = [t.clone().requires_grad_() for t in (q, k, v)]
     npu_leaves = [t.npu().requires_grad_() for t in (q, k, v)]
     npu_inputs = [t.detach() for t in npu_leaves]
+    pse = torch.randn(1, n, 1, s, generator=gen)
+    cpu_bias = (pse * scale).requires_grad_()
+    npu_pse = pse.npu().requires_grad_()
 
     def cpu_forward() -> None:
         F.scaled_dot_product_attention(q, k, v, scale=scale)
@@ -62,6 +67,12 @@ def rows(b: int, n: int, s: int, d: int) -> None:
     def fusion_train() -> None:
         torch_npu.npu_fusion_attention(*npu_leaves, n, "BNSD", scale=scale)[0].backward(dyn)
 
+    def cpu_bias_train() -> None:
+        F.scaled_dot_product_attention(*cpu_leaves, attn_mask=cpu_bias, scale=scale).backward(dy)
+
+    def fusion_pse_train() -> None:
+        torch_npu.npu_fusion_attention(*npu_leaves, n, "BNSD", pse=npu_pse, scale=scale)[0].backward(dyn)
+
     def sdpa_forward() -> None:
         F.scaled_dot_product_attention(*npu_inputs, scale=scale)
 
@@ -72,17 +83,18 @@ def rows(b: int, n: int, s: int, d: int) -> None:
     score_mib = b * n * s * s * 4 / 2**20
     for name, cpu_fn, npu_fn in (("npu_fusion_attention fwd", cpu_forward, fusion_forward),
                                  ("npu_fusion_attention fwd+bwd", cpu_train, fusion_train),
+                                 ("npu_fusion_attention pse fwd+bwd", cpu_bias_train, fusion_pse_train),
                                  ("F.sdpa on npu fwd", cpu_forward, sdpa_forward),
                                  ("F.sdpa on npu fwd+bwd", cpu_train, sdpa_train)):
         cpu = median_ms(cpu_fn, no_sync, warmup, timed)
-        for t in npu_leaves:
+        for t in npu_leaves + [npu_pse]:
             t.grad = None
         torch.npu.synchronize()
         torch.npu.reset_peak_memory_stats()
         base = torch.npu.memory_allocated()
         npu = median_ms(npu_fn, torch.npu.synchronize, warmup, timed)
         peak_mib = (torch.npu.max_memory_allocated() - base) / 2**20
-        print(f"{name:29s} B={b} N={n} S={s:<4d} D={d} f32  npu {npu:9.2f} ms  torch CPU sdpa {cpu:8.2f} ms  "
+        print(f"{name:33s} B={b} N={n} S={s:<4d} D={d} f32  npu {npu:9.2f} ms  torch CPU sdpa {cpu:8.2f} ms  "
               f"ratio {npu / cpu:6.2f}x  npu peak {peak_mib:7.1f} MiB (S x S x heads f32: {score_mib:.0f} MiB)",
               flush=True)
 

@@ -129,6 +129,23 @@ def test_bool_mask_and_pse_gradients(eager_stats):
     assert_no_fallback()
 
 
+@pytest.mark.parametrize("pse_shape,kv_heads", [((1, N, S1, S2), N), ((B, 1, S1, S2), 1)])
+def test_pse_runs_on_the_flash_kernels(pse_shape, kv_heads, eager_stats):
+    # pse (shared by the batch, or by the heads with grouped-query attention) is the flash bias
+    # scale * pse: no fused S1 x S2 kernel, and its gradient comes from the bias-gradient step.
+    q, k, v, dy = inputs("BSND", kv_heads=kv_heads, seed=4)
+    pse = torch.randn(pse_shape, generator=torch.Generator().manual_seed(5))
+    result, grads = run_npu(q, k, v, dy, "BSND", pse=pse)
+    want_out, want_grads = run_cpu(q, k, v, dy, "BSND", pse=pse)
+    torch.testing.assert_close(result[0].cpu(), want_out, atol=1e-5, rtol=1e-5)
+    assert grads[3].shape == pse.shape
+    assert_close_all(grads, want_grads, 1e-4, 1e-4)
+    stats = eager_stats()
+    assert stats["npu::_npu_flash_attention_bias_grad_step"]["compiled"] >= 1
+    assert "npu::_npu_fusion_attention_forward" not in stats and "npu::_npu_fusion_attention_backward" not in stats
+    assert_no_fallback()
+
+
 def test_uint8_two_dim_mask_matches_bool(eager_stats):
     q, k, v, _ = inputs("BNSD")
     mask = torch.triu(torch.ones(S1, S2, dtype=torch.uint8), diagonal=1)

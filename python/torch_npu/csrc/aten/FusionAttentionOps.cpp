@@ -1,7 +1,8 @@
 // npu_fusion_attention and npu_fusion_attention_grad with torch_npu's schemas: arguments checked at
 // the boundary, then the flash kernels (FlashAttention.h: blocked online softmax, O(S) memory) for
-// every call without pse or dropout, causal (sparse_mode 2 / 3) or masked; calls with pse, dropout
-// or a pre/next_tockens band run one fused kernel each way, which holds the S1 x S2 scores
+// every call without dropout, causal (sparse_mode 2 / 3) or masked, with or without pse (the flash
+// bias, scale * pse, and its gradient); calls with dropout or a pre/next_tockens band run one fused
+// kernel each way, which holds the S1 x S2 scores
 // (_npu_fusion_attention_forward / _backward; references in compiler/npu_mlir/frontend/references/fusion_attention.py).
 #include <ATen/core/Generator.h>
 #include <ATen/ops/empty.h>
@@ -193,15 +194,20 @@ at::Tensor fromBnsd(const at::Tensor& x, const std::string& layout) {
   return x.contiguous();
 }
 
-// Whether a call runs on the flash kernels: no pse, no dropout, no band narrowing the mask.
-bool flashCall(const std::optional<at::Tensor>& pse, double keepProb, const Band& band) {
-  return !(pse.has_value() && pse->defined()) && keepProb >= 1.0 && band.pre == kNoBand && band.next == kNoBand;
+// Whether a call runs on the flash kernels: no dropout, no band narrowing the mask.
+bool flashCall(double keepProb, const Band& band) {
+  return keepProb >= 1.0 && band.pre == kNoBand && band.next == kNoBand;
 }
+
+bool given(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
 flash::FlashProblem flashProblem(const Geometry& g, const at::Tensor& query, const at::Tensor& key,
                                  const at::Tensor& value, const std::string& layout,
-                                 const std::optional<at::Tensor>& attenMask, int64_t sparseMode, double scale) {
+                                 const std::optional<at::Tensor>& pse, const std::optional<at::Tensor>& attenMask,
+                                 int64_t sparseMode, double scale) {
   flash::FlashProblem p{toBnsd(query, layout, g.q[3]), toBnsd(key, layout, g.q[3]), toBnsd(value, layout, g.q[3])};
+  // scores = scale * (q k^T + pse): the flash bias is added to the scaled scores.
+  if (given(pse)) p.bias = pse->to(at::kFloat).mul(scale);
   if (sparseMode == kLeftUpCausal) {
     p.causalShift = 0;
   } else if (sparseMode == kRightDownCausal) {
@@ -228,11 +234,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t, int64_t, int
                seqKv, sparseMode);
   Band band = kernelBand(g, attenMask, preTokens, nextTokens);
   if (sparseMode != 0) {
-    notSupported(op, !flashCall(pse, keepProb, {}), "pse or dropout with a causal sparse_mode");
+    notSupported(op, !flashCall(keepProb, {}), "dropout with a causal sparse_mode");
     band = {};
   }
-  if (flashCall(pse, keepProb, band)) {
-    flash::FlashForward f = flash::forward(flashProblem(g, query, key, value, layout, attenMask, sparseMode, scale));
+  if (flashCall(keepProb, band)) {
+    flash::FlashForward f =
+        flash::forward(flashProblem(g, query, key, value, layout, pse, attenMask, sparseMode, scale));
     return {fromBnsd(f.out, layout), f.softmaxMax, f.softmaxSum, at::empty({0}, query.options()), 0, 0, g.numels()};
   }
   Dropout drop = drawDropout(g, query, keepProb);
@@ -284,18 +291,21 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGra
   }
   Band band = kernelBand(g, attenMask, preTokens, nextTokens);
   if (sparseMode != 0) {
-    notSupported(op, !flashCall(pse, keepProb, {}), "pse or dropout with a causal sparse_mode");
+    notSupported(op, !flashCall(keepProb, {}), "dropout with a causal sparse_mode");
     band = {};
   }
-  if (flashCall(pse, keepProb, band)) {
-    flash::FlashProblem p = flashProblem(g, query, key, value, layout, attenMask, sparseMode, scale);
+  if (flashCall(keepProb, band)) {
+    flash::FlashProblem p = flashProblem(g, query, key, value, layout, pse, attenMask, sparseMode, scale);
+    p.biasGrad = given(pse);
     at::Tensor out;  // without attention_in the flash backward recomputes it
     if (attentionIn.has_value() && attentionIn->defined()) {
       checkSameShape(op, "attention_in", *attentionIn, "query", query.sizes());
       out = toBnsd(*attentionIn, layout, g.q[3]);
     }
     flash::FlashGrads d = flash::backward(p, out, toBnsd(dy, layout, g.q[3]), *softmaxMax, *softmaxSum);
-    return {fromBnsd(d.dq, layout), fromBnsd(d.dk, layout), fromBnsd(d.dv, layout), at::empty({0}, query.options())};
+    // d(scale * pse) = scale * d(bias), in pse's shape and dtype.
+    at::Tensor dpse = given(pse) ? d.dbias.mul(scale).to(pse->scalar_type()) : at::empty({0}, query.options());
+    return {fromBnsd(d.dq, layout), fromBnsd(d.dk, layout), fromBnsd(d.dv, layout), dpse};
   }
   std::optional<at::Tensor> uniform;
   if (keepProb <= 0.0) {
