@@ -225,9 +225,16 @@ def _row_model(kernel: ir.Operation, ops: list[ir.Operation]) -> KernelModel:
     if isinstance(bufs, str):
         return KernelModel("opaque", reason=bufs)
     # Whole-row reductions need a scratch row for the vector unit's pairwise passes.
-    if "ascend.reduce" in {op.name for op in ops}:
-        widest = max(b.elem_bytes for b in bufs)
+    reduces = [op for op in ops if op.name == "ascend.reduce"]
+    if reduces:
+        widened = any(str(ir.RankedTensorType(op.operands[0].type).element_type) == "bf16" for op in reduces)
+        widest = 4 if widened else max(b.elem_bytes for b in bufs)
         bufs.append(Buffer(None, "work", "col", widest, 1))
+        if widened:
+            # A 910B reduces half / float only: a bf16 row is widened to float first. The second
+            # scratch holds that float row and its 32-byte result slot, so it is counted at 8
+            # bytes per column (a row is at least 16 bf16 columns: 64 spare bytes).
+            bufs.append(Buffer(None, "work", "col", 8, 1))
     return KernelModel("row", iter_shape=shape, rows=rows, cols=cols, buffers=bufs)
 
 

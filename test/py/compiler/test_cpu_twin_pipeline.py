@@ -94,13 +94,20 @@ def run_through_ascendc(tmp_path: Path, fn, examples: list[torch.Tensor]) -> tup
     in_files = []
     for i, e in enumerate(examples):
         in_files.append(str(tmp_path / f"in{i}.bin"))
-        e.contiguous().numpy().tofile(in_files[-1])
+        bits = e.contiguous().view(torch.int16) if e.dtype == torch.bfloat16 else e.contiguous()
+        bits.numpy().tofile(in_files[-1])
     out_files = [str(tmp_path / f"out{i}.bin") for i in range(len(outs))]
     proc = subprocess.run([str(exe), *in_files, *out_files], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    np_types = {"f32": np.float32, "f16": np.float16}
-    results = [np.fromfile(f, dtype=np_types[str(t.element_type)]).reshape(t.shape) for f, (_, t) in zip(out_files, outs)]
-    return results, kernels_ir
+    return [_read_result(f, t) for f, (_, t) in zip(out_files, outs)], kernels_ir
+
+
+def _read_result(path: str, t: ir.RankedTensorType) -> np.ndarray:
+    """A result file as numpy; bf16 (which numpy lacks) widened to float32."""
+    if str(t.element_type) == "bf16":
+        bits = torch.from_numpy(np.fromfile(path, dtype=np.int16).reshape(t.shape))
+        return bits.view(torch.bfloat16).float().numpy()
+    return np.fromfile(path, dtype={"f32": np.float32, "f16": np.float16}[str(t.element_type)]).reshape(t.shape)
 
 
 def run_sim(fn, examples: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -114,6 +121,9 @@ CASES = {
                           [torch.randn(300, 7), torch.randn(300, 7)], 1e-5),
     "softmax_rows": (lambda x: torch.softmax(x * 2.0, dim=-1), [torch.randn(64, 100)], 1e-5),
     "row_sum": (lambda x: (x * x).sum(dim=-1), [torch.randn(50, 333)], 1e-4),
+    # A 910B's ReduceSum takes half / float: a bf16 row is widened to float, reduced, rounded once.
+    "row_sum_bf16": (lambda x: x.sum(dim=-1), [torch.randn(40, 75).bfloat16()], 2e-2),
+    "row_max_bf16": (lambda x: x.amax(dim=-1), [torch.randn(40, 75).bfloat16()], 0),
     "gelu_erf": (lambda x: torch.nn.functional.gelu(x), [torch.randn(2000, 3)], 1e-5),
     "matmul": (lambda a, b: a @ b, [torch.randn(100, 70), torch.randn(70, 90)], 1e-4),
     # Mix kernels: the vector epilogue runs on each output tile after Fixpipe.
@@ -138,7 +148,7 @@ def test_pipeline_ascendc_matches_torch_and_sim(tmp_path, case):
     torch.manual_seed(0)
     (got,), kernels_ir = run_through_ascendc(tmp_path, fn, examples)
     assert "ascend.kernel" in kernels_ir
-    want = fn(*examples).numpy()
+    want = fn(*examples).float().numpy()
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
     (sim_out,) = run_sim(fn, examples)
-    np.testing.assert_allclose(got, sim_out.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(got, sim_out.float().numpy(), rtol=tol, atol=tol)

@@ -178,6 +178,15 @@ def _reduce(op: ir.Operation, names: Names, dst: str, t: str) -> list[str]:
     if kind not in _REDUCE:
         raise CodegenError(f"ERR03007 GRAPH reduce kind '{kind}' has no AscendC vector lowering")
     src = names.expr[op.operands[0]]
+    if t == "bfloat16_t":
+        # A 910B reduces half and float only: widen each bf16 row to float, reduce there, round once.
+        acc = "widen[tiling_.cols_aligned]"
+        lines = [f"for (int64_t r = 0; r < rows; ++r) {{",
+                 f"  Cast(widen, {src}[r * tiling_.cols_aligned], RoundMode::CAST_NONE, tiling_.cols);",
+                 f"  {_REDUCE[kind]}({acc}, widen, work, tiling_.cols);"]
+        if kind == "mean":
+            lines.append(f"  Muls({acc}, {acc}, 1.0f / tiling_.cols, 1);")
+        return lines + [f"  Cast({dst}[r], {acc}, RoundMode::CAST_RINT, 1);", "}"]
     lines = [f"for (int64_t r = 0; r < rows; ++r) {{",
              f"  {_REDUCE[kind]}({dst}[r], {src}[r * tiling_.cols_aligned], work, tiling_.cols);", "}"]
     if kind == "mean":
@@ -298,11 +307,17 @@ def emit(kernel: ir.Operation, sig: KernelSignature, kind: str) -> str:
         size = sizes[0] if len(sizes) == 1 else "std::max({" + ", ".join(f"int64_t({s})" for s in sizes) + "})"
         init.append(f"pipe.InitBuffer(slot{slot}, {size});")
     if work:
+        widened = len(work) == 2  # kernel_model's bf16 rows: a float scratch and the widened row
         t = "float" if work[0].elem_bytes == 4 else "half"
         members.append("TBuf<TPosition::VECCALC> workBuf;")
         init.append(f"pipe.InitBuffer(workBuf, tiling_.cols_aligned * sizeof({t}));")
         alloc.insert(0, f"LocalTensor<{t}> work = workBuf.Get<{t}>();")
-        alloc.insert(0, "// ReduceSum/ReduceMax scratch of the reduced dtype")
+        alloc.insert(0, "// ReduceSum/ReduceMax scratch of the reduced dtype (float for a widened bf16 row)")
+        if widened:
+            # One float row plus the row's result, 32-byte aligned after it.
+            members.append("TBuf<TPosition::VECCALC> widenBuf;")
+            init.append("pipe.InitBuffer(widenBuf, (tiling_.cols_aligned + 8) * sizeof(float));")
+            alloc.insert(0, "LocalTensor<float> widen = widenBuf.Get<float>();")
 
     if kind == "elementwise":
         span = ("blockLen_", "tiling_.block_elems", "tiling_.last_block_elems", "tiling_.tile_elems")
