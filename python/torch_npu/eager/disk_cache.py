@@ -40,7 +40,7 @@ _version: list[str] = []
 
 def compiler_version() -> str:
     if not _version:
-        digest = hashlib.sha256(compiler_fingerprint().encode())  # npu_mlir's sources + torch-mlir's version
+        digest = hashlib.sha256(compiler_fingerprint().encode())  # npu_mlir's sources, torch-mlir, host ISA
         hash_sources(digest, Path(__file__).parent)  # the plans an entry holds
         digest.update(torch.__version__.encode())
         digest.update(os.environ.get(PIPELINE_ENV, "1").encode())  # which path built the records

@@ -3,8 +3,10 @@
 The compiler is torch_npu's kernel builder, so the two share a directory: the sim target writes
 its .so files there (npu-opt, tests), and torch_npu's disk cache keys its records under it. Both
 key what they store by `compiler_fingerprint()`: every source file of the npu_mlir package (passes,
-emitters, front end, references, the CPU twin's headers) and the torch-mlir version, so an edit
-anywhere in the compiler never loads a kernel it would now build differently.
+emitters, front end, references, the CPU twin's headers), the torch-mlir version and the host's
+instruction set, so an edit anywhere in the compiler never loads a kernel it would now build
+differently, and a cache shared by another machine never loads a kernel this CPU cannot run (the
+sim's code generator targets the host: AVX-512 tiles, vdpbf16ps).
 Plain os/pathlib/hashlib, so the user's process reads it without loading MLIR.
 """
 
@@ -36,14 +38,27 @@ def hash_sources(digest: "hashlib._Hash", root: Path) -> None:
         digest.update(source.read_bytes())
 
 
+def host_isa() -> str:
+    """The host CPU's feature flags as /proc/cpuinfo lists them (the machine name elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return " ".join(sorted(line.split(":", 1)[1].split()))
+    except OSError:
+        pass
+    return os.uname().machine
+
+
 _fingerprint: list[str] = []
 
 
 def compiler_fingerprint() -> str:
-    """Hash of the npu_mlir package's sources and the torch-mlir version (computed once per process)."""
+    """Hash of the npu_mlir package's sources, the torch-mlir version and the host's ISA (once per process)."""
     if not _fingerprint:
         digest = hashlib.sha256()
         hash_sources(digest, Path(__file__).resolve().parents[2])
         digest.update(metadata.version("torch-mlir").encode())
+        digest.update(host_isa().encode())
         _fingerprint.append(digest.hexdigest())
     return _fingerprint[0]
