@@ -22,18 +22,10 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import llvm, vector
 
+from npu_mlir.hardware import host_cpu
+
 LANES = 16  # f32 lanes of one zmm accumulator; its bf16 operand holds 2 x LANES values
-
-
-def _host_has_avx512_bf16() -> bool:
-    try:
-        with open("/proc/cpuinfo") as info:
-            return any(line.startswith("flags") and " avx512_bf16" in line for line in info)
-    except OSError:
-        return False
-
-
-AVAILABLE = _host_has_avx512_bf16()
+AVAILABLE = "avx512_bf16" in host_cpu.flags()
 
 
 def _widened_from_bf16(value: ir.Value) -> bool:

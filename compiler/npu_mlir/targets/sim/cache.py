@@ -17,6 +17,8 @@ import os
 from importlib import metadata
 from pathlib import Path
 
+from npu_mlir.hardware import host_cpu
+
 CACHE_ENV = "TORCH_NPU_KERNEL_CACHE"
 
 
@@ -38,18 +40,6 @@ def hash_sources(digest: "hashlib._Hash", root: Path) -> None:
         digest.update(source.read_bytes())
 
 
-def host_isa() -> str:
-    """The host CPU's feature flags as /proc/cpuinfo lists them (the machine name elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("flags"):
-                    return " ".join(sorted(line.split(":", 1)[1].split()))
-    except OSError:
-        pass
-    return os.uname().machine
-
-
 _fingerprint: list[str] = []
 
 
@@ -59,6 +49,6 @@ def compiler_fingerprint() -> str:
         digest = hashlib.sha256()
         hash_sources(digest, Path(__file__).resolve().parents[2])
         digest.update(metadata.version("torch-mlir").encode())
-        digest.update(host_isa().encode())
+        digest.update(host_cpu.isa().encode())
         _fingerprint.append(digest.hexdigest())
     return _fingerprint[0]

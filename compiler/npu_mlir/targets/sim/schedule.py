@@ -23,6 +23,7 @@ from torch_mlir.dialects import arith
 from torch_mlir.dialects.transform import interpreter
 from torch_mlir.passmanager import PassManager
 
+from npu_mlir.hardware import host_cpu
 from npu_mlir.targets.sim import bf16_dot
 
 BLOCK_LOOP_ATTR = "npu.block_loop"
@@ -30,24 +31,16 @@ ROOT_ATTR = "npu.root"
 TILE_ID_ATTR = "npu.tile_id"
 
 
-def _host_has_avx512() -> bool:
-    try:
-        with open("/proc/cpuinfo") as info:
-            return any(line.startswith("flags") and " avx512f" in line for line in info)
-    except OSError:
-        return False
-
-
 # Elements one UB tile covers in its innermost dims: two f32 registers. Wider tiles spill inside
 # the polynomial math and compile slower (AVX2, 16M-element exp: 16 lanes 0.21 s, 64 lanes 0.32 s).
-VECTOR_ELEMENTS = 32 if _host_has_avx512() else 16
+VECTOR_ELEMENTS = 32 if "avx512f" in host_cpu.flags() else 16
 
 # Register tile of a contraction (M, N): accumulators must fit the register file with room for the
 # B row and the A broadcast - 8x32 f32 = 16 zmm of 32 with AVX-512 (two B loads feed 16 FMAs with
 # embedded broadcasts of A; 8x16 = 8 zmm left the FMA pipes half idle: 1024^3 f32 min 17-21 ms
 # against 10-11 ms, bf16 alike), 4x16 = 8 ymm of 16 with AVX2 (8x16 spills there: measured 0.35x
 # torch against 0.6-0.8x).
-CONTRACTION_TILE = (8, 32) if _host_has_avx512() else (4, 16)
+CONTRACTION_TILE = (8, 32) if "avx512f" in host_cpu.flags() else (4, 16)
 # Cache tile of a contraction (N, K): a 256x256 f32 panel of B (256 KiB) stays in L2 while every
 # register tile of the block's rows streams through it; untiled, each row tile re-reads all of B.
 # (512x128 and 256x128 measured the same within this machine's noise.)
