@@ -138,6 +138,8 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
 // given at launch (copied by the runtime, so the caller's buffer may die).
 // Non-zero return = the kernel failed (reported as ACL_ERROR_RT_AICORE_EXCEPTION).
 typedef int32_t (*aclrtKernelFunc)(const void* args, uint32_t blockIdx, uint32_t blockDim);
+// The return of a kernel whose device-side assertion failed (an index out of range).
+#define NPURT_KERNEL_ASSERT_FAILED 1
 // Queues a launch of blockDim blocks spread over the AI-core pool; returns at once.
 // `name` (may be NULL) labels the launch in profiling records.
 aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void* args, size_t argsSize,

@@ -25,6 +25,12 @@ from dataclasses import dataclass
 from npu_mlir.hardware.dtypes import SCALAR_PARAM_TYPES, SIM_TYPES
 from npu_mlir.errors import SimCompileError
 
+# A kernel whose body checks device-side assertions (device_assert.py) records a failure in this
+# word of its module (1: NPURT_KERNEL_ASSERT_FAILED in acl_rt.h); the wrapper returns it, read and
+# cleared, as the launch's status.
+STATUS_SYMBOL = "npu_assert_status"
+STATUS_GLOBAL = f"llvm.mlir.global internal @{STATUS_SYMBOL}(0 : i32) {{addr_space = 0 : i32}} : i32"
+
 # Element types the simulated device computes on (MLIR spelling -> bytes per element in memory).
 ELEMENT_BYTES = {t.mlir: t.bytes for t in SIM_TYPES}
 SCALAR_TYPES = SCALAR_PARAM_TYPES
@@ -124,8 +130,10 @@ def _convert_bool(src: str, dst: str, shape: tuple[int, ...], from_t: str, to_t:
             f"      %c = {op} %x : {from_t} to {to_t}\n      linalg.yield %c : {to_t}\n    }} -> {dst_t}")
 
 
-def wrapper_text(symbol: str, inputs: list[TensorSpec], scalar_flags: list[bool], outputs: list[TensorSpec]) -> str:
-    """The exported `aclrtKernelFunc` that unpacks the slot array into memref descriptors."""
+def wrapper_text(symbol: str, inputs: list[TensorSpec], scalar_flags: list[bool], outputs: list[TensorSpec],
+                 asserts: bool = False) -> str:
+    """The exported `aclrtKernelFunc` that unpacks the slot array into memref descriptors; with
+    `asserts` it returns the body's device-assertion status word (device_assert.py), read and cleared."""
     lines = ["%zero = llvm.mlir.constant(0 : i32) : i32"]
     call_args, call_types = [], []
     constants: dict[int, str] = {}
@@ -167,8 +175,13 @@ def wrapper_text(symbol: str, inputs: list[TensorSpec], scalar_flags: list[bool]
     for j, spec in enumerate(outputs):
         descriptor(data_ptr(len(tensor_inputs) + j), spec if spec.dtype != "i1" else TensorSpec(spec.shape, "i8"))
     lines.append(f"llvm.call @{symbol}_body({', '.join(call_args)}) : ({', '.join(call_types)}) -> ()")
-    lines.append("llvm.return %zero : i32")
+    if asserts:
+        lines.append(f"%status_word = llvm.mlir.addressof @{STATUS_SYMBOL} : !llvm.ptr")
+        lines.append("%status = llvm.atomicrmw xchg %status_word, %zero seq_cst : !llvm.ptr, i32")
+        lines.append("llvm.return %status : i32")
+    else:
+        lines.append("llvm.return %zero : i32")
     body = "\n  ".join(lines)
-    # The declaration lets the wrapper parse on its own; only the definition (last op) is kept.
-    return (f"llvm.func @{symbol}_body({', '.join(call_types)})\n"
+    # The declarations let the wrapper parse on its own; only the definition (last op) is kept.
+    return ((STATUS_GLOBAL + "\n" if asserts else "") + f"llvm.func @{symbol}_body({', '.join(call_types)})\n"
             f"llvm.func @{symbol}(%args: !llvm.ptr, %blockIdx: i32, %blockDim: i32) -> i32 {{\n  {body}\n}}")

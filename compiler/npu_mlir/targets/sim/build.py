@@ -194,8 +194,8 @@ def _build(text: str, func_name: str, symbol: str, inputs: list[TensorSpec], fla
             if used:
                 break
         try:
-            sim_lowering.lower(module)
-            wrapper = ir.Module.parse(sim_abi.wrapper_text(symbol, inputs, flags, outputs))
+            asserts = sim_lowering.lower(module, symbol)
+            wrapper = ir.Module.parse(sim_abi.wrapper_text(symbol, inputs, flags, outputs, asserts))
             module.body.append(list(wrapper.body.operations)[-1])
             sim_object.build_shared_object(module, so_path)
         except (ir.MLIRError, ValueError) as err:

@@ -29,6 +29,7 @@ from torch_mlir.passmanager import PassManager
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.sim import schedule as sim_schedule
 from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16, truncate_f64_through_f32
+from npu_mlir.targets.sim.device_assert import return_on_failed_asserts
 from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove_fences
 from npu_mlir.targets.sim.normalize import drop_constant_output_dims
 from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
@@ -121,7 +122,8 @@ def _copies_to_linalg(module: ir.Module) -> None:
         op.erase()
 
 
-def lower(module: ir.Module) -> None:
+def lower(module: ir.Module, symbol: str) -> bool:
+    """Lower to LLVM; True if the body checks device-side assertions (the wrapper returns their status)."""
     _unshare_empty_tensors(module)
     run(module, BUFFERIZE)
     _copies_to_linalg(module)
@@ -132,3 +134,4 @@ def lower(module: ir.Module) -> None:
     truncate_f64_through_f32(module)
     run(module, TO_LLVM)
     store_bf16_as_i16(module)
+    return return_on_failed_asserts(module, f"{symbol}_body")
