@@ -6,8 +6,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
-#include <array>
 
+#include "torch_npu/csrc/aten/MaskedGradients.h"
 #include "torch_npu/csrc/eager/EagerDispatch.h"
 
 namespace torch_npu {
@@ -37,22 +37,8 @@ void convolutionBackwardOverrideable(const c10::OperatorHandle& /*op*/, torch::j
   backward.callBoxed(stack);
 }
 
-// The compiled kernel returns all three gradients (zeros for those output_mask leaves out, which
-// it does not compute); those come back undefined, as CPU's do: autograd and callers see None.
-void convolutionBackward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  constexpr size_t kNumReturns = 3;
-  c10::List<bool> maskList = stack->back().toBoolList();
-  std::array<bool, kNumReturns> mask{};
-  for (size_t j = 0; j < kNumReturns; ++j) mask[j] = maskList.get(j);
-  eager::compiledKernel(op, stack);
-  const size_t base = stack->size() - kNumReturns;
-  for (size_t j = 0; j < kNumReturns; ++j) {
-    if (!mask[j]) (*stack)[base + j] = c10::IValue(at::Tensor());
-  }
-}
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&convolutionBackward>());
+  m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&compiledKernelMaskingGradients>());
   m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolutionOverrideable>());
   m.impl("convolution_backward_overrideable",
          torch::CppFunction::makeFromBoxedFunction<&convolutionBackwardOverrideable>());

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
+#include "torch_npu/csrc/aten/MaskedGradients.h"
 #include "torch_npu/csrc/eager/EagerDispatch.h"
 #include "torch_npu/csrc/eager/OpCommand.h"
 
@@ -96,25 +97,9 @@ std::tuple<at::Tensor, at::Tensor> npuRmsNormAutograd(const at::Tensor& self, co
   return {out[0], out[1]};
 }
 
-// A kernel cannot return an undefined tensor, so the compiled record returns all three gradients
-// (those output_mask leaves out are zeros, never computed: frontend/decompositions/normalization.py
-// and batch_norm.py). The CPU returns None for them, and callers test for it (autograd, functorch,
-// a user asking for the input gradient alone), so they come back undefined here too.
-void maskedGradients(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  constexpr size_t kNumReturns = 3;
-  c10::List<bool> maskList = stack->back().toBoolList();  // output_mask is the last argument of each
-  std::array<bool, kNumReturns> mask{};
-  for (size_t j = 0; j < kNumReturns; ++j) mask[j] = maskList.get(j);
-  eager::compiledKernel(op, stack);
-  const size_t base = stack->size() - kNumReturns;
-  for (size_t j = 0; j < kNumReturns; ++j) {
-    if (!mask[j]) (*stack)[base + j] = c10::IValue(at::Tensor());
-  }
-}
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   for (const char* name : {"native_layer_norm_backward", "native_group_norm_backward", "native_batch_norm_backward"}) {
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&maskedGradients>());
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&compiledKernelMaskingGradients>());
   }
 }
 
@@ -128,3 +113,23 @@ TORCH_LIBRARY_IMPL(npu, Autograd, m) { m.impl("npu_rms_norm", &npuRmsNormAutogra
 
 }  // namespace
 }  // namespace torch_npu::native
+
+namespace torch_npu {
+
+// A kernel cannot return an undefined tensor, so the compiled record returns all three gradients
+// (those output_mask leaves out are zeros, never computed: frontend/decompositions/normalization.py,
+// batch_norm.py, conv_gemm.py). The CPU returns None for them, and callers test for it (autograd,
+// functorch, a user asking for the input gradient alone), so they come back undefined here too.
+void compiledKernelMaskingGradients(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  constexpr size_t kNumReturns = 3;
+  c10::List<bool> maskList = stack->back().toBoolList();  // output_mask is the last argument of each
+  std::array<bool, kNumReturns> mask{};
+  for (size_t j = 0; j < kNumReturns; ++j) mask[j] = maskList.get(j);
+  eager::compiledKernel(op, stack);
+  const size_t base = stack->size() - kNumReturns;
+  for (size_t j = 0; j < kNumReturns; ++j) {
+    if (!mask[j]) (*stack)[base + j] = c10::IValue(at::Tensor());
+  }
+}
+
+}  // namespace torch_npu
