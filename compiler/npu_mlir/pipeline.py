@@ -62,8 +62,9 @@ def fuse_linalg(o: PipelineOptions) -> list[str]:
     # Before raising: torch-mlir emits one generic per aten op; fused generics carry whole
     # chains (and reduction prologues) that raise into one connected group of ascend ops,
     # and broadcasts get folded into indexing maps on the way. After raising, linalg fusion
-    # would no longer see them.
-    return ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+    # would no longer see them. Index checks split off first, or fusion copies their asserts into
+    # every consumer of the index and those no longer raise.
+    return ["ascend-split-index-checks", "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
 
 
 def attach_target(o: PipelineOptions) -> list[str]:

@@ -25,6 +25,8 @@ from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 from torch_mlir.extras.fx_importer import FxImporter
 from torch_mlir.passmanager import PassManager
 
+from npu_mlir.frontend.decompositions.bounds import lower_in_range
+
 TO_LINALG = ("builtin.module(func.func(torch-match-quantized-custom-ops), "
              "torchdynamo-export-to-torch-backend-pipeline{extra-library=}, "
              "torch-backend-to-linalg-on-tensors-backend-pipeline)")
@@ -69,6 +71,7 @@ def _decompositions() -> dict:
 
 
 def _lower(gm: torch.fx.GraphModule) -> ir.Module:
+    lower_in_range(gm)
     importer = FxImporter(context=_context())
     try:
         importer.import_stateless_graph(gm.graph, func_name="main")

@@ -116,9 +116,10 @@ def _cast_per_cube_use(block: ir.Block) -> None:
 
 
 def _fold_checks(groups: list[Group]) -> list[Group]:
-    """An opaque group with no results (torch-mlir's index-bounds checks: a linalg.generic of
-    cf.asserts) joins the next opaque group in program order, whose launch comes after every
-    value the checks read; a kernel needs an output to be launched."""
+    """An opaque group with no results (index-bounds checks: a linalg.generic of cf.asserts, see
+    split_index_checks.py) joins the next opaque group in program order, whose launch comes after
+    every value the checks read: one launch fewer. Checks with no opaque group after them stay a
+    kernel of their own, which returns nothing."""
     opaque = [g for g in groups if g.kind == "opaque"]
     pending: list[Group] = []
     for g in opaque:

@@ -35,6 +35,8 @@ def _entry(name: str, target: str, summary: str, **options: str) -> tuple[str, P
 
 PASSES: dict[str, PassInfo] = dict(
     [
+        _entry("ascend-split-index-checks", "npu_mlir.passes.split_index_checks:run",
+               "Move index-bounds asserts that guard no memory access out of the generics that use the index"),
         _entry("ascend-attach-target", "npu_mlir.passes.attach_target:run",
                "Attach the NPU hardware model as the module's ascend.target attribute",
                chip="SoC model name (default Ascend910B1)"),

@@ -11,7 +11,9 @@ Each rewrite here states the op over one extra axis and reduces it away:
 - index_select / index_add: out[c] = sum_j (index[j] == c) * x[j] along the dim;
 - cummax / cummin: the running extreme over k <= j, its index the last k <= j holding it;
 - bucketize / searchsorted count the boundaries below each value; isin compares with every test element.
-The comparison fuses into the reduction as its producer, so the extra axis is never stored; the
+Every index passes through bounds.in_range first: one that matches no position fails the kernel at
+the next synchronization, where the CPU raises. The comparison fuses into the reduction as its
+producer, so the extra axis is never stored; the
 work is quadratic in the scanned/sorted length, linear in everything else. Half-precision sums
 accumulate in float32, as torch's CPU kernels do. Imported by retrace.py.
 """
@@ -21,6 +23,8 @@ from __future__ import annotations
 from typing import Callable
 
 import torch
+
+from npu_mlir.frontend.decompositions.bounds import in_range
 
 aten = torch.ops.aten
 HALF = (torch.float16, torch.bfloat16)
@@ -50,8 +54,9 @@ def cumsum(self: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> to
 
 
 def _hits(index: torch.Tensor, dim: int, size: int) -> torch.Tensor:
-    """hit[..., j, c] = index[..., j] == c, with `dim` moved last (j) and the classes c after it."""
-    return index.movedim(dim, -1).unsqueeze(-1) == torch.arange(size, device=index.device)
+    """hit[..., j, c] = index[..., j] == c, with `dim` moved last (j) and the classes c after it; an
+    index out of range fails the kernel."""
+    return in_range(index, size).movedim(dim, -1).unsqueeze(-1) == torch.arange(size, device=index.device)
 
 
 def _covering(t: torch.Tensor, dim: int, shape: torch.Size, value: float | bool) -> torch.Tensor:
@@ -330,8 +335,7 @@ def index_select(self: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Ten
     if self.dim() == 0:
         return self.clone()  # the one element; torch keeps the 0-d shape for a one-element index
     dim %= self.dim()
-    rows = index.reshape(-1)
-    hit = rows.unsqueeze(-1) == torch.arange(self.shape[dim], device=self.device)  # [L, C]
+    hit = _index_hits(self, dim, index)  # [L, C]
     x = self.movedim(dim, -1).unsqueeze(-2)  # [..., 1, C]
     picked = torch.where(hit, x, 0).sum(-1).to(self.dtype)  # [..., L]
     return picked.movedim(-1, dim)
@@ -342,9 +346,8 @@ def index_add(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.T
     if self.dim() == 0:
         return (_accumulated(self) + alpha * _accumulated(source).reshape(())).to(self.dtype)
     dim %= self.dim()
-    rows = index.reshape(-1)
-    hit = rows.unsqueeze(-1) == torch.arange(self.shape[dim], device=self.device)  # [L, C]
-    src = _accumulated(source.reshape(self.shape[:dim] + (rows.shape[0],) + self.shape[dim + 1:]))
+    hit = _index_hits(self, dim, index)  # [L, C]
+    src = _accumulated(source.reshape(self.shape[:dim] + (hit.shape[0],) + self.shape[dim + 1:]))
     added = torch.where(hit, src.movedim(dim, -1).unsqueeze(-1), 0).sum(-2)  # [..., C]
     if alpha != 1:
         added = added * alpha
@@ -352,8 +355,10 @@ def index_add(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.T
 
 
 def _index_hits(self: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
-    """hit[j, c]: index row j names position c along dim (self has at least one dim)."""
-    return index.reshape(-1).unsqueeze(-1) == torch.arange(self.shape[dim], device=self.device)
+    """hit[j, c]: index row j names position c along dim (self has at least one dim); an index out
+    of range fails the kernel."""
+    rows = in_range(index.reshape(-1), self.shape[dim])
+    return rows.unsqueeze(-1) == torch.arange(self.shape[dim], device=self.device)
 
 
 def _along(t: torch.Tensor, dim: int, ndim: int) -> torch.Tensor:
@@ -368,6 +373,7 @@ def index_fill(self: torch.Tensor, dim: int, index: torch.Tensor, value: float |
     if self.dim() == 0:  # the one element (index 0)
         return torch.where(torch.ones_like(self, dtype=torch.bool), fill, self)
     dim %= self.dim()
+    index = torch.where(index < 0, index + self.shape[dim], index)  # the CPU's index_fill counts from the end
     return torch.where(_along(_index_hits(self, dim, index).any(0), dim, self.dim()), fill, self)
 
 

@@ -18,6 +18,7 @@ from typing import Callable
 import torch
 
 from npu_mlir.frontend.decompositions.batch_norm import RETRACED as _BATCH_NORM
+from npu_mlir.frontend.decompositions.bounds import in_range
 from npu_mlir.frontend.decompositions.conv_gemm import RETRACED as _CONVOLUTION
 from npu_mlir.frontend.decompositions.masked import MASKED
 from npu_mlir.frontend.decompositions.normalization import RETRACED as _NORMALIZATION
@@ -38,11 +39,17 @@ def _one_hot(target: torch.Tensor, classes: int, dim: int, ndim: int, dtype: tor
     return (target.unsqueeze(dim) == index).to(dtype)
 
 
+def _target_classes(target: torch.Tensor, ignore_index: int, classes: int) -> torch.Tensor:
+    """Each target's class, -1 where it is ignored; a class out of range fails the kernel."""
+    valid = target != ignore_index
+    return torch.where(valid, in_range(torch.where(valid, target, 0), classes), -1)
+
+
 def nll_loss_forward(self: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None, reduction: int,
                      ignore_index: int) -> tuple[torch.Tensor, torch.Tensor]:
     dim = 1 if self.dim() >= 2 else 0
-    valid = target != ignore_index
-    picked = _one_hot(torch.where(valid, target, -1), self.shape[dim], dim, self.dim(), self.dtype)
+    picked = _one_hot(_target_classes(target, ignore_index, self.shape[dim]), self.shape[dim], dim, self.dim(),
+                      self.dtype)
     if weight is not None:
         shape = [1] * self.dim()
         shape[dim] = self.shape[dim]
@@ -61,8 +68,8 @@ def nll_loss_backward(grad_output: torch.Tensor, self: torch.Tensor, target: tor
                       weight: torch.Tensor | None, reduction: int, ignore_index: int,
                       total_weight: torch.Tensor) -> torch.Tensor:
     dim = 1 if self.dim() >= 2 else 0
-    valid = target != ignore_index
-    picked = _one_hot(torch.where(valid, target, -1), self.shape[dim], dim, self.dim(), self.dtype)
+    picked = _one_hot(_target_classes(target, ignore_index, self.shape[dim]), self.shape[dim], dim, self.dim(),
+                      self.dtype)
     if weight is not None:
         shape = [1] * self.dim()
         shape[dim] = self.shape[dim]

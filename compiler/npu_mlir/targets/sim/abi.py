@@ -102,7 +102,8 @@ def entry_function_text(symbol: str, callee: str, inputs: list[TensorSpec], scal
     params.append("%block_idx: index")
     in_types = ", ".join(s.tensor_type() for s in inputs)
     out_types = ", ".join(s.tensor_type() for s in outputs)
-    body.append(f"%r:{len(outputs)} = func.call @{callee}({', '.join(call_args)}) : ({in_types}) -> ({out_types})")
+    results = f"%r:{len(outputs)} = " if outputs else ""  # a kernel of checks only returns nothing
+    body.append(f"{results}func.call @{callee}({', '.join(call_args)}) : ({in_types}) -> ({out_types})")
     returned, ret_types = [], []
     for j, spec in enumerate(outputs):
         if spec.dtype == "i1":
@@ -112,7 +113,7 @@ def entry_function_text(symbol: str, callee: str, inputs: list[TensorSpec], scal
         else:
             returned.append(f"%r#{j}")
             ret_types.append(spec.tensor_type())
-    body.append(f"return {', '.join(returned)} : {', '.join(ret_types)}")
+    body.append(f"return {', '.join(returned)} : {', '.join(ret_types)}" if returned else "return")
     lines = "\n    ".join(body)
     return (f"func.func @{symbol}_body({', '.join(params)}) -> ({', '.join(ret_types)}) {{\n    {lines}\n}}")
 
