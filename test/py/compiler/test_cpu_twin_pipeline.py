@@ -129,6 +129,12 @@ CASES = {
     # Mix kernels: the vector epilogue runs on each output tile after Fixpipe.
     "matmul_bias_silu": (lambda a, b, bias: torch.nn.functional.silu(a @ b + bias),
                          [torch.randn(96, 64), torch.randn(64, 80), torch.randn(80)], 1e-4),
+    # A float epilogue of a 16-bit result cannot run in place on it: Fixpipe writes fp32 tiles to the
+    # kernel's GM workspace, the AIVs read them there and write the rounded result.
+    "matmul_f32_epilogue_f16_out": (lambda a, b: (torch.sigmoid(a @ b) * 2).half(),
+                                    [torch.randn(40, 24), torch.randn(24, 36)], 1e-3),
+    "matmul_bias_relu_bf16_out": (lambda a, b, bias: torch.relu(a @ b + bias).bfloat16(),
+                                  [torch.randn(40, 24), torch.randn(24, 36), torch.randn(36)], 1e-2),
     "linear_f16_relu": (lambda x, w: torch.relu(torch.nn.functional.linear(x, w)),
                         [torch.randn(64, 48).half(), torch.randn(40, 48).half()], 2e-2),
     # fp32 with a transposed weight: the [n, k] B path without a fractal transpose.
@@ -141,6 +147,9 @@ CASES = {
     "where_compare": (lambda x, y: torch.where(x > y, x * 2, y - 1), [torch.randn(333, 17), torch.randn(333, 17)], 1e-6),
 }
 
+# Cases whose epilogue runs from the GM workspace rather than in place on the result.
+STAGED = {"matmul_f32_epilogue_f16_out", "matmul_bias_relu_bf16_out"}
+
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_pipeline_ascendc_matches_torch_and_sim(tmp_path, case):
@@ -148,7 +157,24 @@ def test_pipeline_ascendc_matches_torch_and_sim(tmp_path, case):
     torch.manual_seed(0)
     (got,), kernels_ir = run_through_ascendc(tmp_path, fn, examples)
     assert "ascend.kernel" in kernels_ir
+    assert ("GM_ADDR workspace" in (tmp_path / "kernel.cpp").read_text()) == (case in STAGED)
     want = fn(*examples).float().numpy()
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
     (sim_out,) = run_sim(fn, examples)
     np.testing.assert_allclose(got, sim_out.float().numpy(), rtol=tol, atol=tol)
+
+
+def test_matmul_epilogue_with_two_results(tmp_path):
+    """Both results of one mix kernel (the pre-activation and the activation, as a training forward
+    keeps them) come from the workspace tile: each written from UB by the AIVs."""
+    def fn(a, b, bias):
+        h = a @ b + bias
+        return h, torch.relu(h) * 3
+    torch.manual_seed(0)
+    examples = [torch.randn(40, 24), torch.randn(24, 36), torch.randn(36)]
+    got, kernels_ir = run_through_ascendc(tmp_path, fn, examples)
+    assert kernels_ir.count('"ascend.kernel"') == 1 and "workspace" in (tmp_path / "kernel.cpp").read_text()
+    sim_out = run_sim(fn, examples)
+    for g, want, sim_value in zip(got, fn(*examples), sim_out):
+        np.testing.assert_allclose(g, want.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(g, sim_value.numpy(), rtol=1e-5, atol=1e-5)

@@ -147,6 +147,11 @@ def emit_runner(func: ir.Operation, kernels: dict[str, ir.Operation]) -> str:
         if op.name == "ascend.launch":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             outs = [new_buffer(r) for r in op.results]
+            workspace = signature(kernels[callee]).workspace
+            if workspace:  # the kernel's GM scratch, after its results
+                outs.append(f"dev[{n_dev}]")
+                allocs.append(f"ACL_CHECK(aclrtMalloc(&dev[{n_dev}], {workspace}, deviceId));")
+                n_dev += 1
             tensors = [dev[v] for v in op.operands if isinstance(v.type, ir.RankedTensorType) and not _is_param(v)]
             scalars = [_scalar_expr(v, args) for v in op.operands
                        if not isinstance(v.type, ir.ShapedType) or _is_param(v)]

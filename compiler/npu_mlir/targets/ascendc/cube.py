@@ -9,6 +9,12 @@ B stored [k, n] needs each fractal transposed on the way to L0B (LoadData ifTran
 LoadDataWithTranspose for fp32) and a B stored [n, k] none; A the other way round (the layouts
 are listed in cpu_twin/twin/cube.h). Fractal padding along K is zeroed (InitConstValue) because
 the cube multiplies whole fractals.
+
+A vector epilogue runs on the AIVs of each 1 AIC : 2 AIV group, reading the tile Fixpipe wrote to GM
+(the two kinds of core share nothing closer). It runs in place on the result when Fixpipe writes the
+result's own dtype; otherwise (a float epilogue of an fp16 / bf16 result, or several results) Fixpipe
+writes the fp32 tile to a per-AIC GM workspace (the `workspace` kernel argument that comes before
+`tiling`, as in CANN's kernels) and the epilogue writes each result from UB.
 """
 
 from __future__ import annotations
@@ -146,8 +152,9 @@ def _fixpipe_value(op: ir.Operation, epilogue: list[ir.Operation]) -> tuple[ir.V
 
 
 def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: list[ir.Operation],
-              out_t: str) -> tuple[list[str], list[str], str]:
-    """(members, Init lines, Epilogue method) of the vector epilogue run on each output tile in GM."""
+              staged: bool) -> tuple[list[str], list[str], str]:
+    """(members, Init lines, Epilogue method) of the vector epilogue run on each output tile in GM:
+    in place on the result, or (`staged`) from the workspace tile to every result."""
     model = analyze(kernel)
     values = epilogue_values(kernel, model)
     if isinstance(values, str):
@@ -172,26 +179,36 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
         members.append(f"TBuf<TPosition::VECCALC> {var}Buf;")
         init.append(f"pipe.InitBuffer({var}Buf, {size} * sizeof({t}));")
         loads.append(f"LocalTensor<{t}> {var} = {var}Buf.Get<{t}>();")
-    copy_in = ["CopyRowsIn(acc, cGm[at], rows, nLen, pitch, tiling_.n);  // the tile Fixpipe wrote"]
+    copy_in = ["CopyRowsIn(acc, wsGm[block * tiling_.base_m * tiling_.base_n + r0 * tiling_.base_n], rows, nLen, pitch, "
+               "tiling_.base_n);  // the tile Fixpipe wrote" if staged else
+               "CopyRowsIn(acc, cGm[at], rows, nLen, pitch, tiling_.n);  // the tile Fixpipe wrote"]
     for name, v in sig.inputs[2:]:
         t = ctype(v.type)
+        if str(ir.RankedTensorType(v.type).element_type) == "i1":
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: bool tensors are bytes in GM but bit masks in UB; "
+                               "an epilogue with an i1 input has no AscendC lowering")
         members.append(f"GlobalTensor<{t}> {name}Gm;")
         init.append(f"{name}Gm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>({name}));")
         copy_in.append(f"CopyRowsIn({name}, {name}Gm[at], rows, nLen, pitch, tiling_.n);" if cls[v] == "full"
                        else f"CopyIn1D({name}, {name}Gm[n0], nLen);")
-    result = list(list(kernel.regions[0].blocks[0].operations)[-1].operands)[0]
-    if ctype(fixed.type) != out_t:
-        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the epilogue runs in place on the output, so "
-                           f"Fixpipe's {ctype(fixed.type)} must be the output's {out_t}")
+    copy_out = []
+    for name, v in sig.outputs:
+        if local.get(v) is None or cls[v] != "full":
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: result {name} is not an epilogue tile")
+        gm = f"{name}Gm" if staged else "cGm"
+        copy_out.append(f"CopyRowsOut({gm}[at], {local[v]}, rows, nLen, pitch, tiling_.n);")
+        if staged:
+            members.append(f"GlobalTensor<{ctype(v.type)}> {name}Gm;")
+            init.append(f"{name}Gm.SetGlobalBuffer(reinterpret_cast<__gm__ {ctype(v.type)}*>({name}));")
     body = loads + copy_in + ["SetFlag<HardEvent::MTE2_V>(0);", "WaitFlag<HardEvent::MTE2_V>(0);"]
     body += compute(ops, names)
-    body += ["SetFlag<HardEvent::V_MTE3>(0);", "WaitFlag<HardEvent::V_MTE3>(0);",
-             f"CopyRowsOut(cGm[at], {local[result]}, rows, nLen, pitch, tiling_.n);",
+    body += ["SetFlag<HardEvent::V_MTE3>(0);", "WaitFlag<HardEvent::V_MTE3>(0);", *copy_out,
              "SetFlag<HardEvent::MTE3_MTE2>(0);", "WaitFlag<HardEvent::MTE3_MTE2>(0);"]
     method = "\n".join([
         "  // AIV side of the mix kernel: each of the group's two AIVs takes half of the output tile's rows,",
         "  // epilogue_rows at a time, GM -> UB -> vector ops -> GM.",
-        "  __aicore__ inline void Epilogue(int64_t row0, int64_t n0, int64_t mLen, int64_t nLen) {",
+        f"  __aicore__ inline void Epilogue({'int64_t block, ' if staged else ''}int64_t row0, int64_t n0, int64_t mLen, "
+        "int64_t nLen) {",
         "    CrossCoreWaitFlag(0);  // Fixpipe (AIC) has written the tile",
         "    const int64_t pitch = (nLen + ALIGN - 1) / ALIGN * ALIGN;",
         "    const int64_t share = (mLen + 1) / 2, lo = GetSubBlockIdx() * share, hi = lo + share < mLen ? lo + share : mLen;",
@@ -220,19 +237,45 @@ def is_mix(kernel: ir.Operation) -> bool:
     return bool(_vector_part(kernel)[1])
 
 
+def _staged(kernel: ir.Operation, fixed: ir.Value, ops: list[ir.Operation]) -> bool:
+    """Whether the epilogue cannot run in place on the result Fixpipe writes: the kernel has several
+    results, or Fixpipe's dtype is not the result's."""
+    results = list(list(kernel.regions[0].blocks[0].operations)[-1].operands)
+    return bool(ops) and (len(results) != 1 or ctype(results[0].type) != ctype(fixed.type))
+
+
+def workspace_bytes(kernel: ir.Operation) -> int:
+    """GM bytes of the kernel's `workspace` argument (0: it takes none): one base_m x base_n tile
+    of Fixpipe's output per AIC, which the group's AIVs read before the AIC writes the next one."""
+    fixed, ops = _vector_part(kernel)
+    if not _staged(kernel, fixed, ops):
+        return 0
+    record = ir.DictAttr(kernel.attributes["tiling"])
+    tile = ir.IntegerAttr(record["base_m"]).value * ir.IntegerAttr(record["base_n"]).value
+    return ir.IntegerAttr(kernel.attributes["block_dim"]).value * tile * elem_bytes(fixed.type)
+
+
 def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     op = analyze(kernel).cube_op
     _check(op, sig)
     a, b = cube_sources(op)
-    if [v for _, v in sig.inputs[:2]] != [a, b] or len(sig.outputs) != 1:
+    if [v for _, v in sig.inputs[:2]] != [a, b]:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the matmul operands must be the first two kernel "
-                           "arguments and the kernel must have one result")
+                           "arguments")
     fixed, ops = _vector_part(kernel)
-    t, out_t = ctype(a.type), ctype(sig.outputs[0][1].type)
-    if not ops and fixed != sig.outputs[0][1]:
+    t = ctype(a.type)
+    if not ops and [v for _, v in sig.outputs] != [fixed]:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its result is not the matmul's")
-    members, init, method = _epilogue(kernel, sig, fixed, ops, out_t) if ops else ([], [], "")
+    staged = _staged(kernel, fixed, ops)
+    if staged != bool(sig.workspace):
+        raise CodegenError(f"ERR03005 GRAPH kernel @{sig.name}: its signature has no workspace for the epilogue")
+    members, init, method = _epilogue(kernel, sig, fixed, ops, staged) if ops else ([], [], "")
     out_t = ctype(fixed.type)
+    # Fixpipe writes the output tile in place, or this AIC's tile of the workspace.
+    fix_gm, fix_buf = ("wsGm", "workspace") if staged else ("cGm", "out0")
+    fix_dst = ("wsGm[GetBlockIdx() * tiling_.base_m * tiling_.base_n]" if staged
+               else "cGm[bt * tiling_.m * tiling_.n + tm * tiling_.base_m * tiling_.n + tn * tiling_.base_n]")
+    fix_stride = "tiling_.base_n" if staged else "tiling_.n"
     if elem_bytes(a.type) not in (2, 4) or t != ctype(b.type):
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: cube operands must both be fp16, bf16 or fp32")
     ta, tb = _flag(op, "transpose_a"), _flag(op, "transpose_b")
@@ -240,8 +283,9 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     copy_a, copy_b = _nz_copies(ta, tb, tensor_format(a.type) == "FRACTAL_NZ", tensor_format(b.type) == "FRACTAL_NZ",
                                 _copies(ta, tb, wide))
     split_a, split_b = _splits(ta, tb, wide)
-    epilogue_call = ("\n      if ASCEND_IS_AIV {\n        Epilogue(bt * tiling_.m + tm * tiling_.base_m, tn * tiling_.base_n, "
-                     "mLen, nLen);\n      }" if ops else "")
+    block_arg = "block, " if staged else ""
+    epilogue_call = (f"\n      if ASCEND_IS_AIV {{\n        Epilogue({block_arg}bt * tiling_.m + tm * tiling_.base_m, "
+                     "tn * tiling_.base_n, mLen, nLen);\n      }" if ops else "")
     back_pressure = ("\n        if (done > 0) CrossCoreWaitFlag<2, PIPE_FIX>(1);  // both AIVs are done with the last tile"
                      if ops else "")
     task_type = "KERNEL_TYPE_MIX_AIC_1_2" if ops else "KERNEL_TYPE_AIC_ONLY"
@@ -260,7 +304,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     tiling_ = t;
     aGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>(in0));
     bGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>(in1));
-    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>(out0));
+    {fix_gm}.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>({fix_buf}));
     if ASCEND_IS_AIC {{
       const int64_t m16 = Up16(t.base_m), n16 = Up16(t.base_n), k16 = Up16(t.base_k);
       pipe.InitBuffer(a1Que, BUFFER_NUM, m16 * k16 * sizeof({t}));
@@ -340,9 +384,9 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     LocalTensor<float> c = c1Que.DeQue<float>();
     // FixpipeParamsV220(nSize, mSize, srcStride, dstStride, reluEn): L0C NZ -> GM ND rows.
     FixpipeParamsV220 p(static_cast<uint16_t>(nLen), static_cast<uint16_t>(mLen), static_cast<uint16_t>(Up16(mLen)),
-                        static_cast<uint32_t>(tiling_.n), false);
+                        static_cast<uint32_t>({fix_stride}), false);
     p.quantPre = {quant};
-    Fixpipe(cGm[bt * tiling_.m * tiling_.n + tm * tiling_.base_m * tiling_.n + tn * tiling_.base_n], c, p);
+    Fixpipe({fix_dst}, c, p);
     c1Que.FreeTensor(c);{cross_core}
   }}
 {method}
@@ -354,7 +398,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
   TQue<QuePosition::B2, BUFFER_NUM> b2Que;
   TQue<QuePosition::CO1, 1> c1Que;
   GlobalTensor<{t}> aGm, bGm;
-  GlobalTensor<{out_t}> cGm;
+  GlobalTensor<{out_t}> {fix_gm};
 {"".join("  " + ln + chr(10) for ln in members)}  {sig.name}_TilingData tiling_;
 }};
 """

@@ -5,6 +5,8 @@ integer fields of the kernel's tiling record, then one field per scalar kernel a
 `Kernel_<name>` with Init / Process and the CopyIn / Compute / CopyOut stages over TPipe-managed
 TQue buffers (BUFFER_NUM 2: double buffering), and the entry
     extern "C" __global__ __aicore__ void <name>(GM_ADDR <tensor args and results>..., GM_ADDR tiling)
+(a cube kernel whose epilogue cannot run in place on its result takes a `GM_ADDR workspace` before
+`tiling`, as CANN's kernels do; the host code allocates it).
 Vector kernels (tiling kind elementwise / row) go through vector.py, cube kernels (kind
 matmul) through cube.py. The source compiles with CANN's compiler, and with g++ against
 the CPU twin (cpu_twin/kernel_operator.h), which is how the tests run it.
@@ -112,10 +114,11 @@ class KernelSignature:
     outputs: list[tuple[str, ir.Value]]  # yielded tensors
     scalars: list[tuple[str, ir.Value]]  # scalar block arguments, passed in the tiling struct
     tiling: dict[str, int]
+    workspace: int = 0  # bytes of the GM `workspace` argument after the results (0: none)
 
     @property
     def gm_params(self) -> list[str]:
-        return [n for n, _ in self.inputs] + [n for n, _ in self.outputs]
+        return [n for n, _ in self.inputs] + [n for n, _ in self.outputs] + (["workspace"] if self.workspace else [])
 
 
 def signature(kernel: ir.Operation) -> KernelSignature:
@@ -126,13 +129,21 @@ def signature(kernel: ir.Operation) -> KernelSignature:
     outputs = list(list(block.operations)[-1].operands)
     record = ir.DictAttr(kernel.attributes["tiling"])
     tiling = {n.name: ir.IntegerAttr(n.attr).value for n in record if isinstance(n.attr, ir.IntegerAttr)}
+    kind = ir.StringAttr(record["kind"]).value if "kind" in record else None
     return KernelSignature(
         name=ir.StringAttr(kernel.attributes["sym_name"]).value,
         inputs=[(f"in{i}", v) for i, v in enumerate(tensors)],
         outputs=[(f"out{i}", v) for i, v in enumerate(outputs)],
         scalars=[(f"scalar{i}", v) for i, v in enumerate(scalars)],
         tiling=tiling,
+        workspace=_cube_workspace(kernel) if kind == "matmul" else 0,
     )
+
+
+def _cube_workspace(kernel: ir.Operation) -> int:
+    from . import cube
+
+    return cube.workspace_bytes(kernel)
 
 
 def tiling_struct(sig: KernelSignature) -> str:
