@@ -50,18 +50,53 @@ def _check_bool(name: str, value: Any) -> bool:
     return value
 
 
+# The option names torch_npu registers (csrc/core/npu/register/OptionsManager's table): any other is refused.
+_KNOWN_OPTIONS = frozenset({
+    "autotune", "autotunegraphdumppath", "bmmv2_enable", "mdldumpswitch", "mdldumpconfigpath", "jitCompile",
+    "jitCompileInit", "ACL_OP_DEBUG_LEVEL", "ACL_DEBUG_DIR", "ACL_OP_COMPILER_CACHE_MODE", "ACL_OP_COMPILER_CACHE_DIR",
+    "ACL_AICORE_NUM", "ACL_PRECISION_MODE", "ACL_OP_SELECT_IMPL_MODE", "ACL_OPTYPELIST_FOR_IMPLMODE",
+    "NPU_FUZZY_COMPILE_BLACKLIST", "FORCE_ACLNN_OP_LIST", "OP_HOOK_ENABLE", "MM_BMM_ND_ENABLE",
+    "ALLOW_INTERNAL_FORMAT", "STRONG_CONSISTENCY", "COMPATIBLE_IMPL", "ALLOW_CONV_HF32", "ALLOW_MATMUL_HF32",
+    "ACL_OP_DEBUG_OPTION", "CUBE_MATH_TYPE",
+})
+# The values torch_npu's set_option accepts for the compile options it checks.
+_OPTION_VALUES = {
+    "ACL_PRECISION_MODE": ["allow_fp32_to_fp16", "must_keep_origin_dtype"],
+    "ACL_OP_SELECT_IMPL_MODE": ["high_performance", "high_precision"],
+    "ACL_OP_DEBUG_LEVEL": ["0", "1", "2", "3", "4"],
+    "ACL_OP_COMPILER_CACHE_MODE": ["disable", "enable", "force"],
+}
+
+
 def set_option(option: dict[str, Any]) -> None:
     """Set CANN session options (``{"ACL_OP_COMPILER_CACHE_MODE": "enable", ...}``).
 
-    On hardware they go to aclSetCompileopt / ge options. Here they are validated (a dict
-    of str keys; values become strings, as CANN takes them) and kept for :func:`get_option`.
+    On hardware they go to aclSetCompileopt / ge options. Here they are checked as torch_npu
+    checks them (a dict of option names torch_npu knows; the values of ACL_PRECISION_MODE,
+    ACL_OP_SELECT_IMPL_MODE, ACL_OP_DEBUG_LEVEL, ACL_OP_COMPILER_CACHE_MODE from their lists,
+    ACL_AICORE_NUM from 1 to 32; values become strings, as CANN takes them) and kept for
+    :func:`get_option`. ``MM_BMM_ND_ENABLE`` ("enable" / "disable") also sets
+    :func:`set_mm_bmm_format_nd`, as in torch_npu. Nothing is applied before every entry passed.
     """
     if not isinstance(option, dict):
         raise TypeError(f"npu option must be a dict, got {type(option).__name__}\n" + pta_error(ErrCode.TYPE))
+    checked = {}
     for key, value in option.items():
         if not isinstance(key, str):
             raise TypeError(f"npu option keys must be str, got {key!r}\n" + pta_error(ErrCode.TYPE))
-        _options[key] = str(value)
+        if key not in _KNOWN_OPTIONS:
+            raise RuntimeError(f"invalid npu option name:{key}\n" + pta_error(ErrCode.PARAM))
+        text = str(value)
+        if key in _OPTION_VALUES and text not in _OPTION_VALUES[key]:
+            raise ValueError(f"value of {key} should be in {_OPTION_VALUES[key]} but got {text}\n"
+                             + pta_error(ErrCode.PARAM))
+        if key == "ACL_AICORE_NUM" and not (text.isdigit() and 1 <= int(text) <= 32):
+            raise ValueError(f"value of ACL_AICORE_NUM should be an integer from 1 to 32 but got {text}\n"
+                             + pta_error(ErrCode.PARAM))
+        checked[key] = text
+    if checked.get("MM_BMM_ND_ENABLE") in ("enable", "disable"):
+        set_mm_bmm_format_nd(checked["MM_BMM_ND_ENABLE"] == "enable")
+    _options.update(checked)
 
 
 def get_option(key: str) -> str | None:

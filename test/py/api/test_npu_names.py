@@ -67,10 +67,21 @@ def test_device_and_stream_limits():
 
 
 def test_simulator_ignored_options_validate_and_record():
-    torch.npu.set_option({"ACL_OP_COMPILER_CACHE_MODE": "enable", "ACL_PRECISION_MODE": 1})
-    assert torch.npu.get_option("ACL_PRECISION_MODE") == "1"
+    torch.npu.set_option({"ACL_OP_COMPILER_CACHE_MODE": "enable", "ACL_AICORE_NUM": 24})
+    assert torch.npu.get_option("ACL_AICORE_NUM") == "24"
     with pytest.raises(TypeError, match="ERR00002"):
         torch.npu.set_option(["ACL_PRECISION_MODE"])
+    # torch_npu's own checks: an unknown name, a value outside an option's list
+    with pytest.raises(RuntimeError, match="invalid npu option name:ACL_OP_SELECT_IMPL[\s\S]*ERR00001"):
+        torch.npu.set_option({"ACL_OP_SELECT_IMPL": "high_precision"})
+    with pytest.raises(ValueError, match=r"value of ACL_PRECISION_MODE should be in \['allow_fp32_to_fp16', "
+                                         r"'must_keep_origin_dtype'\] but got allow_fp32_to_fp32[\s\S]*ERR00001"):
+        torch.npu.set_option({"ACL_PRECISION_MODE": "allow_fp32_to_fp32"})
+    with pytest.raises(ValueError, match="ACL_AICORE_NUM"):
+        torch.npu.set_option({"ACL_AICORE_NUM": 0})
+    assert torch.npu.get_option("ACL_PRECISION_MODE") is None  # nothing of a refused call applied
+    torch.npu.set_option({"MM_BMM_ND_ENABLE": "disable"})
+    assert torch.npu.get_mm_bmm_format_nd() is False
     torch.npu.set_compile_mode(jit_compile=True)
     assert not torch.npu.is_jit_compile_false()
     torch.npu.set_compile_mode(jit_compile=False)
