@@ -1,7 +1,10 @@
 """``torch.npu.mstx``: MindStudio Tools Extension markers and ranges, as torch_npu's.
 
 Markers and ranges are recorded in this process (``mstx.records()``), with host
-timestamps and the stream they were tied to, so profilers and tests can read them.
+timestamps and the stream they were tied to. While a ``torch_npu.profiler.profile`` with
+``_ExperimentalConfig(msprof_tx=True)`` (or ``mstx=True``) records, as torch_npu collects them
+then, each range is also a range of the trace (a user annotation: ``prof.events()``,
+``trace_view.json``) and each marker a zero-length one.
 """
 
 import itertools
@@ -37,6 +40,8 @@ class mstx:
     _ids = itertools.count(1)
     _records: list[dict[str, Any]] = []
     _open: dict[int, dict[str, Any]] = {}
+    _in_profile = False  # set by torch_npu.profiler.profile while it collects mstx data
+    _trace_handles: dict[int, Any] = {}
 
     @staticmethod
     def mark(message: str = "", stream: Any = None) -> None:
@@ -45,6 +50,8 @@ class mstx:
                   "start_ns": time.perf_counter_ns()}
         with mstx._lock:
             mstx._records.append(record)
+        if mstx._in_profile:
+            torch.ops.profiler._record_function_exit(torch.ops.profiler._record_function_enter_new(record["message"]))
 
     @staticmethod
     def range_start(message: str = "", stream: Any = None) -> int:
@@ -56,6 +63,8 @@ class mstx:
             record["id"] = range_id
             mstx._open[range_id] = record
             mstx._records.append(record)
+            if mstx._in_profile:
+                mstx._trace_handles[range_id] = torch.ops.profiler._record_function_enter_new(record["message"])
         return range_id
 
     @staticmethod
@@ -63,6 +72,9 @@ class mstx:
         """Close the range :meth:`range_start` returned."""
         with mstx._lock:
             record = mstx._open.pop(range_id, None)
+            trace_handle = mstx._trace_handles.pop(range_id, None)
+        if trace_handle is not None:
+            torch.ops.profiler._record_function_exit(trace_handle)
         if record is None:
             raise ValueError(f"mstx range {range_id!r} is not open\n" + pta_error(ErrCode.VALUE))
         record["end_ns"] = time.perf_counter_ns()

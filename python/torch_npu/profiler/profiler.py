@@ -17,6 +17,7 @@ from typing import Any
 import torch.profiler
 from torch.profiler import ProfilerActivity
 
+from torch_npu.npu.mstx import mstx
 from torch_npu.profiler.ascend_output import write_ascend_pt
 from torch_npu.profiler.experimental_config import _ExperimentalConfig
 from torch_npu.utils.error_code import ErrCode, SubModule, npu_error
@@ -101,6 +102,12 @@ class profile(torch.profiler.profile):  # noqa: N801 - torch_npu's public name
     def start(self) -> None:
         self.npu_start_ns = time.time_ns()
         super().start()
+        config = self.npu_experimental_config.as_dict()
+        mstx._in_profile = config["_msprof_tx"] or config["_mstx"]
+
+    def stop(self) -> None:
+        mstx._in_profile = False
+        super().stop()
 
     def add_metadata(self, key: str, value: str) -> None:
         """Add a string entry to the trace and to profiler_metadata.json."""

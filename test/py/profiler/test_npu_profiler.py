@@ -172,6 +172,27 @@ def test_level_none_collects_host_ops_only(model, tmp_path):
     assert not [e for e in events if e.get("cat") == "kernel"] and any(e.get("cat") == "cpu_op" for e in events)
 
 
+def test_mstx_ranges_are_in_the_trace_with_msprof_tx(model, tmp_path):
+    net, opt, x = model
+    with tp.profile(on_trace_ready=tp.tensorboard_trace_handler(str(tmp_path)),
+                    experimental_config=tp._ExperimentalConfig(msprof_tx=True)) as prof:
+        range_id = torch.npu.mstx.range_start("train_step", torch.npu.current_stream())
+        step(net, opt, x)
+        torch.npu.mstx.range_end(range_id)
+        torch.npu.mstx.mark("after_step")
+    with tp.profile() as quiet:  # without msprof_tx torch_npu collects no mstx data
+        torch.npu.mstx.range_end(torch.npu.mstx.range_start("unseen"))
+    names = [e.name for e in prof.events()]
+    assert names.count("train_step") == 1 and names.count("after_step") == 1
+    assert "unseen" not in [e.name for e in quiet.events()]
+    span = next(e for e in prof.events() if e.name == "train_step")
+    inside = [e for e in prof.events() if e.name == "aten::mm" and e.time_range.start >= span.time_range.start
+              and e.time_range.end <= span.time_range.end]
+    assert inside, "the step's matmuls run inside the mstx range"
+    with open(os.path.join(prof.npu_result_dir, "ASCEND_PROFILER_OUTPUT", "trace_view.json"), encoding="utf-8") as f:
+        assert "train_step" in {e.get("name") for e in json.load(f)}
+
+
 def test_bad_input_raises_with_error_codes():
     with pytest.raises(ValueError, match="ERR04003"):
         tp.schedule(-1, 1)
