@@ -7,7 +7,8 @@ torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fuse
   --(9 lower_tiles)--> tile-level ops --> emitters (npu-translate: ascendc, acl).
 Stage 5 reads an operand already stored in NZ as it is and casts the other cube operands; stage 6
 puts each ND -> NZ cast of a matmul operand into the matmul's kernel, whose copy-in converts it
-(AscendC's DataCopy with Nd2NzParams), so formats add no kernel.
+(AscendC's DataCopy with Nd2NzParams), and likewise conv's NC1HWC0 input / FRACTAL_Z weight casts
+and the cast of its NC1HWC0 result back to ND into the conv kernel, so formats add no kernel.
 Stage 6 outlines every computation: ascend ops into fused kernels, and the upstream ops raising
 leaves alone (gathers, value+index reductions, tensor.concat / pad / extract_slice, pooling) into
 `opaque` kernels whose body keeps them (the sim builds them; their AscendC runs on the scalar
@@ -80,9 +81,9 @@ def raise_to_ascend(o: PipelineOptions) -> list[str]:
 
 
 def assign_formats(o: PipelineOptions) -> list[str]:
-    # After raising (it needs ascend.matmul / conv2d) and before outlining, which puts an ND -> NZ
-    # cast of a cube operand into the cube kernel's copy-in; other casts (conv's NC1HWC0 /
-    # FRACTAL_Z) become kernels of their own, and cse merges the casts of a weight used twice.
+    # After raising (it needs ascend.matmul / conv2d) and before outlining, which puts the casts
+    # of cube operands into the cube kernel's copy-in (and conv's result cast into its copy-out);
+    # a cast anything else reads is a kernel of its own. cse merges the casts of a weight used twice.
     # ascend-read-stored-formats first: an operand already stored in NZ needs no cast.
     return ["ascend-read-stored-formats", "ascend-assign-formats", "cse"] if o.formats else []
 

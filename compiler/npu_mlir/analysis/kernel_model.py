@@ -45,15 +45,35 @@ def is_scalar_op(op: ir.Operation) -> bool:
     return op.name in SCALAR_OPS and not any(isinstance(r.type, ir.ShapedType) for r in op.results)
 
 
+# Copy-in conversions: (source format, cast format) -> {cube op: operand it feeds}. A cube op
+# reads such an operand ND from GM and converts it on the way into L1 (AscendC's DataCopy with
+# Nd2NzParams for matmul; for conv the NC1HWC0 input / FRACTAL_Z weight load), so ascend-fuse puts
+# the cast in the cube op's kernel and no kernel of its own converts the operand in GM.
+COPY_IN_CASTS = {
+    ("ND", "FRACTAL_NZ"): {"ascend.matmul": (0, 1), "ascend.batch_matmul": (0, 1)},
+    ("ND", "NC1HWC0"): {"ascend.conv2d": (0,)},
+    ("ND", "FRACTAL_Z"): {"ascend.conv2d": (1,)},
+}
+
+
 def is_copy_in_cast(op: ir.Operation) -> bool:
-    """An ND -> FRACTAL_NZ format_cast read only as a matmul operand. The cube kernel's copy-in
-    does it on the way GM -> L1 (AscendC's DataCopy with Nd2NzParams), so ascend-fuse puts the
-    cast in the cube op's kernel and no kernel of its own converts the operand in GM."""
-    if op.name != "ascend.format_cast" or tensor_format(op.operands[0].type) != "ND" \
-            or tensor_format(op.results[0].type) != "FRACTAL_NZ":
+    """A format_cast from ND read only as the operands of cube ops that convert it in their copy-in."""
+    if op.name != "ascend.format_cast":
         return False
+    readers = COPY_IN_CASTS.get((tensor_format(op.operands[0].type), tensor_format(op.results[0].type)))
     uses = list(op.results[0].uses)
-    return bool(uses) and all(u.owner.name in CUBE_OPS and u.operand_number < 2 for u in uses)
+    return bool(readers and uses) and all(u.operand_number in readers.get(u.owner.name, ()) for u in uses)
+
+
+def is_copy_out_cast(op: ir.Operation) -> bool:
+    """An NC1HWC0 -> ND format_cast of a conv2d result that nothing else reads: the conv kernel's
+    copy-out writes its result ND (the inverse of the NC1HWC0 load), so the cast joins that kernel."""
+    if op.name != "ascend.format_cast" or tensor_format(op.operands[0].type) != "NC1HWC0" \
+            or tensor_format(op.results[0].type) != "ND":
+        return False
+    source = op.operands[0]
+    return isinstance(source.owner, ir.OpView) and source.owner.operation.name == "ascend.conv2d" \
+        and len(list(source.uses)) == 1
 
 
 def cube_sources(cube_op: ir.Operation) -> tuple[ir.Value, ir.Value]:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from torch_mlir import ir
 
 from ..analysis.host_function import VIEW_OPS
-from ..analysis.kernel_model import epilogue_layout, is_copy_in_cast
+from ..analysis.kernel_model import epilogue_layout, is_copy_in_cast, is_copy_out_cast
 
 ELEMENTWISE = {"ascend.unary", "ascend.binary", "ascend.ternary", "ascend.cast", "ascend.compare",
                "ascend.select", "ascend.broadcast"}
@@ -149,6 +149,13 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
             continue
         if is_copy_in_cast(op.operation):
             casts[op.operation] = op
+            reach[op.results[0]] = set(reach.get(operands[0], set()))
+            continue
+        conv = producer_group(operands[0]) if is_copy_out_cast(op.operation) else None
+        if conv is not None and conv.kind == "conv":
+            # The conv kernel writes its result back ND: its epilogue then reads the ND tensor.
+            conv.ops.append(op)
+            group_of[op.operation] = conv
             reach[op.results[0]] = set(reach.get(operands[0], set()))
             continue
         if op.operation.name in ELEMENTWISE or op.operation.name == "ascend.reduce" or is_opaque(op):
