@@ -19,6 +19,7 @@ from torch_mlir import ir
 
 import npu_mlir
 from npu_mlir.dialects.ascend import load_ascend
+from npu_mlir.frontend.references.formats import FRACTAL_NZ, to_logical, to_physical
 from npu_mlir.frontend.torch_import import import_fx_graph
 from npu_mlir.pipeline import PipelineOptions, run_pipeline
 from npu_mlir.targets.ascendc import acl
@@ -178,3 +179,24 @@ def test_matmul_epilogue_with_two_results(tmp_path):
     for g, want, sim_value in zip(got, fn(*examples), sim_out):
         np.testing.assert_allclose(g, want.numpy(), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(g, sim_value.numpy(), rtol=1e-5, atol=1e-5)
+
+
+# An fp32 operand stored in FRACTAL_NZ (16-column groups, 64-byte rows) is copied into L1's 8-column
+# groups by halves, where L1 holds it in plain NZ: as A [m, k] and as a transposed B [n, k].
+NZ_F32 = {
+    "a_stored": (lambda w, x: torch.ops.aten.mm(to_logical(w, FRACTAL_NZ, (20, 72)), x), (20, 72), (72, 30)),
+    "b_stored_transposed": (lambda w, x: torch.nn.functional.linear(x, to_logical(w, FRACTAL_NZ, (30, 72))),
+                            (30, 72), (20, 72)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NZ_F32))
+def test_fp32_operand_stored_in_nz(tmp_path, case):
+    fn, stored_shape, other_shape = NZ_F32[case]
+    torch.manual_seed(0)
+    stored, other = to_physical(torch.randn(stored_shape), FRACTAL_NZ), torch.randn(other_shape)
+    (got,), kernels_ir = run_through_ascendc(tmp_path, fn, [stored, other])
+    assert f'tensor<{stored_shape[0]}x{stored_shape[1]}xf32, #ascend.format<"FRACTAL_NZ">>' in kernels_ir
+    np.testing.assert_allclose(got, fn(stored, other).numpy(), rtol=1e-4, atol=1e-4)
+    (sim_out,) = run_sim(fn, [stored, other])
+    np.testing.assert_allclose(got, sim_out.numpy(), rtol=1e-4, atol=1e-4)

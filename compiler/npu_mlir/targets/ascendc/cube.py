@@ -69,25 +69,36 @@ def _copies(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
     return a, b
 
 
-def _nz_copy(x: str, row0: str, col0: str, rows: str, cols: str, c0_stride: str, padded_rows: str) -> str:
-    """DataCopy GM -> L1 of a tile of a 16-bit operand stored in FRACTAL_NZ (DESIGN.md section 4): a
-    16-column group is a run of `padded_rows` rows of 32 bytes in GM as in L1, so the tile is one
-    burst of `rows` blocks per column group, no conversion."""
+def _nz_copy(x: str, row0: str, col0: str, rows: str, cols: str, c0_stride: str, padded_rows: str,
+             wide: bool = False) -> str:
+    """DataCopy GM -> L1 of a tile of an operand stored in FRACTAL_NZ (DESIGN.md section 4): a
+    16-column group is a run of `padded_rows` rows of 16 elements. For 16-bit types that is a row
+    of 32 bytes in GM as in L1, so the tile is one burst of `rows` blocks per column group, no
+    conversion. An fp32 row of a group is 64 bytes, two of L1's 8-column (32-byte) groups: each L1
+    group takes every other 32-byte block of its GM group."""
+    if wide:
+        return (f"for (int64_t g = 0; g * 8 < {cols}; ++g) {{  // stored in NZ (16-column groups): halves into 8-column groups\n"
+                f"      const int64_t col = {col0} + g * 8;\n"
+                f"      DataCopy({x}1[g * {c0_stride} * 8], {x}Gm[col / 16 * ({padded_rows}) * 16 + ({row0}) * 16 + col % 16],\n"
+                f"               DataCopyParams(static_cast<uint16_t>({rows}), 1, 1, 0));\n"
+                "    }")
     return (f"DataCopy({x}1, {x}Gm[({col0}) / 16 * ({padded_rows}) * 16 + ({row0}) * 16],\n"
             f"             DataCopyParams(static_cast<uint16_t>(({cols} + 15) / 16), static_cast<uint16_t>({rows}),\n"
             f"                            static_cast<uint16_t>(({padded_rows}) - {rows}), "
             f"static_cast<uint16_t>({c0_stride} - {rows})));  // stored in NZ: read as is")
 
 
-def _nz_copies(ta: bool, tb: bool, a_nz: bool, b_nz: bool, copies: tuple[str, str]) -> tuple[str, str]:
-    """`copies` with the copy of each operand stored in NZ replaced by an NZ -> NZ one."""
+def _nz_copies(ta: bool, tb: bool, a_nz: bool, b_nz: bool, copies: tuple[str, str], wide: bool) -> tuple[str, str]:
+    """`copies` with the copy of each operand stored in NZ replaced by an NZ -> NZ one (fp32: only
+    where L1 holds the plain NZ layout, A as [m, k] and B as [n, k]; _check refuses the others)."""
     a, b = copies
     if a_nz:
         a = (_nz_copy("a", "kt * tiling_.base_k", "tm * tiling_.base_m", "kLen", "mLen", "Up16(kLen)", "Up16(k)") if ta
-             else _nz_copy("a", "tm * tiling_.base_m", "kt * tiling_.base_k", "mLen", "kLen", "Up16(mLen)", "Up16(m)"))
+             else _nz_copy("a", "tm * tiling_.base_m", "kt * tiling_.base_k", "mLen", "kLen", "Up16(mLen)", "Up16(m)",
+                           wide))
     if b_nz:
-        b = (_nz_copy("b", "tn * tiling_.base_n", "kt * tiling_.base_k", "nLen", "kLen", "Up16(nLen)", "Up16(n)") if tb
-             else _nz_copy("b", "kt * tiling_.base_k", "tn * tiling_.base_n", "kLen", "nLen", "Up16(kLen)", "Up16(k)"))
+        b = (_nz_copy("b", "tn * tiling_.base_n", "kt * tiling_.base_k", "nLen", "kLen", "Up16(nLen)", "Up16(n)", wide)
+             if tb else _nz_copy("b", "kt * tiling_.base_k", "tn * tiling_.base_n", "kLen", "nLen", "Up16(kLen)", "Up16(k)"))
     return a, b
 
 
@@ -132,13 +143,16 @@ def _splits(ta: bool, tb: bool, wide: bool) -> tuple[str, str]:
 def _check(op: ir.Operation, sig: KernelSignature) -> None:
     if len(op.operands) > 2:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: matmul bias has no AscendC lowering yet")
-    for v in cube_sources(op):  # an ND operand cast to NZ in the kernel is the ND2NZ copy-in below
+    # L1 holds an fp32 operand in plain NZ only as A [m, k] and B [n, k] (the other two are 16-row blocks).
+    plain = (not _flag(op, "transpose_a"), _flag(op, "transpose_b"))
+    for v, plain_l1 in zip(cube_sources(op), plain):  # an ND operand cast to NZ in the kernel is the ND2NZ copy-in
         fmt = tensor_format(v.type)
-        if fmt == "FRACTAL_NZ" and elem_bytes(v.type) == 2 and sig.tiling["batch"] == 1:
-            continue  # stored in NZ (16 x 16 fractals, as L1 holds them): read as is
+        if fmt == "FRACTAL_NZ" and sig.tiling["batch"] == 1 and (elem_bytes(v.type) == 2
+                                                                   or elem_bytes(v.type) == 4 and plain_l1):
+            continue  # stored in NZ (16-column fractal groups): read as is
         if fmt != "ND":
-            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the emitter reads ND operands and unbatched "
-                               f"16-bit FRACTAL_NZ ones, not a {ctype(v.type)} {fmt} one")
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the emitter reads ND operands, unbatched 16-bit "
+                               f"FRACTAL_NZ ones and fp32 ones as A or transposed B, not a {ctype(v.type)} {fmt} one")
 
 
 def _fixpipe_value(op: ir.Operation, epilogue: list[ir.Operation]) -> tuple[ir.Value, list[ir.Operation]]:
@@ -167,7 +181,7 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
     local = {fixed: "acc"}
     for i, o in enumerate(ops):
         local[o.results[0]] = f"e{i}"
-    for name, v in sig.inputs[2:]:
+    for name, v in _other_inputs(kernel, sig):
         local[v] = name
     for v, var in local.items():
         names.expr[v] = var
@@ -182,7 +196,7 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
     copy_in = ["CopyRowsIn(acc, wsGm[block * tiling_.base_m * tiling_.base_n + r0 * tiling_.base_n], rows, nLen, pitch, "
                "tiling_.base_n);  // the tile Fixpipe wrote" if staged else
                "CopyRowsIn(acc, cGm[at], rows, nLen, pitch, tiling_.n);  // the tile Fixpipe wrote"]
-    for name, v in sig.inputs[2:]:
+    for name, v in _other_inputs(kernel, sig):
         t = ctype(v.type)
         if str(ir.RankedTensorType(v.type).element_type) == "i1":
             raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: bool tensors are bytes in GM but bit masks in UB; "
@@ -226,6 +240,12 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
     return members, init, method
 
 
+def _other_inputs(kernel: ir.Operation, sig: KernelSignature) -> list[tuple[str, ir.Value]]:
+    """The kernel's tensor arguments the epilogue reads: all but the matmul's operands."""
+    operands = cube_sources(analyze(kernel).cube_op)
+    return [(n, v) for n, v in sig.inputs if v not in operands]
+
+
 def _vector_part(kernel: ir.Operation) -> tuple[ir.Value, list[ir.Operation]]:
     """(the value Fixpipe writes, the vector ops that follow it on the AIVs)."""
     op = analyze(kernel).cube_op
@@ -259,9 +279,9 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     op = analyze(kernel).cube_op
     _check(op, sig)
     a, b = cube_sources(op)
-    if [v for _, v in sig.inputs[:2]] != [a, b]:
-        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the matmul operands must be the first two kernel "
-                           "arguments")
+    gm_name = {v: n for n, v in sig.inputs}
+    if a not in gm_name or b not in gm_name:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: the matmul operands must be kernel arguments")
     fixed, ops = _vector_part(kernel)
     t = ctype(a.type)
     if not ops and [v for _, v in sig.outputs] != [fixed]:
@@ -281,7 +301,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     ta, tb = _flag(op, "transpose_a"), _flag(op, "transpose_b")
     wide = elem_bytes(a.type) == 4
     copy_a, copy_b = _nz_copies(ta, tb, tensor_format(a.type) == "FRACTAL_NZ", tensor_format(b.type) == "FRACTAL_NZ",
-                                _copies(ta, tb, wide))
+                                _copies(ta, tb, wide), wide)
     split_a, split_b = _splits(ta, tb, wide)
     block_arg = "block, " if staged else ""
     epilogue_call = (f"\n      if ASCEND_IS_AIV {{\n        Epilogue({block_arg}bt * tiling_.m + tm * tiling_.base_m, "
@@ -302,8 +322,8 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
   __aicore__ inline void Init({", ".join(f"GM_ADDR {p}" for p in sig.gm_params)}, const {sig.name}_TilingData& t) {{
     KERNEL_TASK_TYPE_DEFAULT({task_type});
     tiling_ = t;
-    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>(in0));
-    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>(in1));
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>({gm_name[a]}));
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>({gm_name[b]}));
     {fix_gm}.SetGlobalBuffer(reinterpret_cast<__gm__ {out_t}*>({fix_buf}));
     if ASCEND_IS_AIC {{
       const int64_t m16 = Up16(t.base_m), n16 = Up16(t.base_n), k16 = Up16(t.base_k);
