@@ -13,7 +13,8 @@ The source opens with a comment saying so, which tells these kernels apart from 
 Math functions with a vector instruction (exp, erf, floor, ...) run it on one element; a few others
 (pow, log1p, expm1, log2, log10, atan2, integer powers) are built from them (f16 / bf16 ones in
 float, rounded once), fmod (arith.remf) from scalar
-double arithmetic. f64 tensors compute in scalar double; math functions on them stay refused.
+double arithmetic. f64 tensors compute in scalar double, their math functions in f64_math.py's
+double-precision functions.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from math import prod
 from torch_mlir import ir
 from torch_mlir.passmanager import PassManager
 
+from . import f64_math
 from .emit import CodegenError, KernelSignature
 from ...hardware.dtypes import DTYPES
 from ...passes.lower_kernel_to_linalg import kernel_to_linalg
@@ -37,7 +39,7 @@ TO_LOOPS = ("builtin.module(inline, canonicalize, linalg-generalize-named-ops, l
 # A bool tensor is one byte per element in GM; its values are C++ bools. f64 has no vector type, but
 # the scalar unit's C++ computes in double: f64 tensors are doubles in GM and UB, f64 scalars (a
 # Python float literal torch-mlir keeps in f64, an eager f64 parameter in the tiling struct) double
-# values; math functions on f64 (vector instructions) stay refused.
+# values; math functions on f64 run f64_math.py's double-arithmetic functions.
 _CTYPES = {t.mlir: t.ascendc or t.value_ctype for t in DTYPES} | {"index": "int64_t"}
 _VALUE_CTYPES = {t.mlir: t.value_ctype for t in DTYPES} | {"index": "int64_t"}
 _INT_BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
@@ -94,6 +96,7 @@ class _Printer:
         self.init: list[str] = []
         self.ub_used = 128  # the math scratches, when a kernel needs them
         self.scratch: set[str] = set()
+        self.f64_math = False  # whether the kernel calls f64_math's functions
         self.count = 0
 
     def fresh(self, prefix: str = "v") -> str:
@@ -237,8 +240,19 @@ class _Printer:
         self.emit(f"const {ct} {name} = {scratch}.GetValue({out});", depth)
         return name
 
+    def f64_call(self, op: ir.Operation, args: list[str], depth: int) -> None:
+        """`op` on doubles through f64_math's prelude functions (no vector instruction takes f64)."""
+        expr = f64_math.call(op.name, args)
+        if expr is None:
+            raise CodegenError(f"ERR03007 GRAPH {op.name} on f64 has no scalar-unit AscendC lowering")
+        self.f64_math = True
+        self.define(op.results[0], expr, depth)
+
     def vector_math(self, op: ir.Operation, depth: int) -> None:
         ct = _ctype(op.results[0].type)
+        if ct == "double":
+            self.f64_call(op, [self.value(op.operands[0])], depth)
+            return
         if ct == "bfloat16_t":  # as torch computes bf16 math: in float, rounded once
             value = self.vector_call(_VECTOR_MATH[op.name], f"static_cast<float>({self.value(op.operands[0])})",
                                      "float", depth)
@@ -266,9 +280,24 @@ class _Printer:
                         for a, v in zip(args, op.operands)], "float"
         else:
             narrow = None
-        if ct != "float":
+        if ct == "double" and op.name == "math.fpowi":
+            self.integer_power(op, args, "double", depth)
+        elif ct == "double":
+            self.f64_call(op, args, depth)
+        elif ct != "float":
             raise CodegenError(f"ERR03007 GRAPH {op.name} on {op.results[0].type} has no AscendC lowering")
-        self.float_math(op, args, depth, narrow)
+        else:
+            self.float_math(op, args, depth, narrow)
+
+    def integer_power(self, op: ir.Operation, args: list[str], ct: str, depth: int,
+                      define=None) -> None:
+        """x ** n for an integer n, by squaring."""
+        x, n = args
+        r, b, e = self.fresh("acc"), self.fresh("acc"), self.fresh("acc")
+        self.emit(f"{ct} {r} = 1, {b} = {x};", depth)
+        self.emit(f"int64_t {e} = {n} < 0 ? -static_cast<int64_t>({n}) : static_cast<int64_t>({n});", depth)
+        self.emit(f"for (; {e} != 0; {e} >>= 1) {{ if ({e} & 1) {r} *= {b}; {b} *= {b}; }}", depth)
+        (define or self.define)(op.results[0], f"{n} < 0 ? static_cast<{ct}>(1) / {r} : {r}", depth)
 
     def float_math(self, op: ir.Operation, args: list[str], depth: int, narrow: str | None) -> None:
         """The composite math functions on float values; a result of type `narrow` is rounded to it."""
@@ -308,12 +337,7 @@ class _Printer:
             define(op.results[0], f"{x} > 0 ? {t} : ({x} < 0 ? ({y} >= 0 ? {t} + {pi} : {t} - {pi}) : "
                                   f"({y} > 0 ? {pi} / 2 : ({y} < 0 ? -{pi} / 2 : ({y} == {y} ? 0.0f : {y}))))", depth)
         elif op.name == "math.fpowi":
-            x, n = args
-            r, b, e = self.fresh("acc"), self.fresh("acc"), self.fresh("acc")
-            self.emit(f"float {r} = 1.0f, {b} = {x};", depth)
-            self.emit(f"int64_t {e} = {n} < 0 ? -static_cast<int64_t>({n}) : static_cast<int64_t>({n});", depth)
-            self.emit(f"for (; {e} != 0; {e} >>= 1) {{ if ({e} & 1) {r} *= {b}; {b} *= {b}; }}", depth)
-            define(op.results[0], f"{n} < 0 ? 1.0f / {r} : {r}", depth)
+            self.integer_power(op, args, "float", depth, define)
         else:
             raise CodegenError(f"ERR03007 GRAPH {op.name} has no scalar-unit AscendC lowering")
 
@@ -527,7 +551,8 @@ def _print(func: ir.Operation, kernel: ir.Operation, sig: KernelSignature, ub_by
     members = "\n".join("  " + m for m in p.members)
     init = "\n".join("    " + ln for ln in p.init)
     body = "\n".join(body_lines)
-    return f"""// Runs on the scalar unit (no vector tiling): block 0 computes everything, the others return.
+    prelude = f64_math.PRELUDE if p.f64_math else ""
+    return f"""{prelude}// Runs on the scalar unit (no vector tiling): block 0 computes everything, the others return.
 class Kernel_{sig.name} {{
  public:
   __aicore__ inline void Init({params}, const {sig.name}_TilingData& t) {{
