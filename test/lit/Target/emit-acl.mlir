@@ -46,4 +46,4 @@ module {
 }
 
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
-// ERR: untranslatable.mlir:13:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling; on the scalar unit: Exp of a double value has no AscendC lowering)
+// ERR: untranslatable.mlir:14:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)

@@ -40,3 +40,24 @@
   %3 = "ascend.compare"(%2, %b) {predicate = "gt"} : (tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xi1>
   "ascend.yield"(%3) : (tensor<2x3x5xi1>) -> ()
 }) {sym_name = "exp_mask", function_type = (tensor<2x1x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xi1>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// f64 math: no vector instruction takes double, so the scalar unit computes it with the
+// double-arithmetic functions emitted once before the kernel (include guard); no UB scratch.
+// CHECK-LABEL: // ---- kernel @exp_f64
+// CHECK: #ifndef NPU_F64_MATH
+// CHECK: __aicore__ inline double F64Exp(double x) {
+// CHECK: __aicore__ inline double F64Pow(double a, double b) {
+// CHECK: #endif  // NPU_F64_MATH
+// CHECK: class Kernel_exp_f64 {
+// CHECK-NOT: math_f32
+// CHECK: const double [[X:v[0-9]+]] = in0.GetValue(
+// CHECK: const double [[E:v[0-9]+]] = F64Exp([[X]]);
+// CHECK: const double [[P:v[0-9]+]] = F64Pow([[E]], {{.*}});
+"ascend.kernel"() ({
+^bb0(%a: tensor<64xf64>, %b: tensor<64xf64>):
+  %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<64xf64>) -> tensor<64xf64>
+  %1 = "ascend.binary"(%0, %b) {kind = "pow"} : (tensor<64xf64>, tensor<64xf64>) -> tensor<64xf64>
+  "ascend.yield"(%1) : (tensor<64xf64>) -> ()
+}) {sym_name = "exp_f64", function_type = (tensor<64xf64>, tensor<64xf64>) -> tensor<64xf64>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()

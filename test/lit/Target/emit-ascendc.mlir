@@ -126,6 +126,6 @@
 }) {sym_name = "scaled", function_type = (tensor<32x64xf32>, tensor<f64>) -> tensor<32x64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
-// ERR: untranslatable.mlir:13:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling; on the scalar unit: Exp of a double value has no AscendC lowering)
-// ERR: untranslatable.mlir:23:1: error: ERR03007 GRAPH kernel @exp_f64 has no AscendC lowering (element type f64 has no AscendC type; cast to f32/f16/bf16/i32 first; on the scalar unit: Exp of a double value has no AscendC lowering)
+// ERR: untranslatable.mlir:14:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)
+// ERR: untranslatable.mlir:23:1: error: ERR03007 GRAPH kernel @abs_f8 has no AscendC lowering (element type f8E4M3FN has no AscendC type; cast to f32/f16/bf16/i32 first; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)
 // LOWERED: error: ERR03007 GRAPH kernel @chain is already lowered to tile-level ops; emit AscendC from the ascend-tile / ascend-plan-memory output

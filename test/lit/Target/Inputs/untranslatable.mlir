@@ -9,19 +9,19 @@
 
 // -----
 
-// Opaque (ascend-tile found no vector tiling for it) and f64 math, which not even the scalar unit takes.
+// Opaque (ascend-tile found no vector tiling for it) on an element type not even the scalar unit has
+// (a 910B has no fp8).
 "ascend.kernel"() ({
-^bb0(%a: tensor<8x4xf64>):
-  %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf64>) -> tensor<4x8xf64>
-  %1 = "ascend.unary"(%0) {kind = "exp"} : (tensor<4x8xf64>) -> tensor<4x8xf64>
-  "ascend.yield"(%1) : (tensor<4x8xf64>) -> ()
-}) {sym_name = "tr", function_type = (tensor<8x4xf64>) -> tensor<4x8xf64>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {kind = "opaque", block_dim = 1 : i64, buffer_num = 2 : i64, reason = "ascend.transpose has no vector tiling"}} : () -> ()
+^bb0(%a: tensor<8x4xf8E4M3FN>):
+  %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf8E4M3FN>) -> tensor<4x8xf8E4M3FN>
+  "ascend.yield"(%0) : (tensor<4x8xf8E4M3FN>) -> ()
+}) {sym_name = "tr", function_type = (tensor<8x4xf8E4M3FN>) -> tensor<4x8xf8E4M3FN>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {kind = "opaque", block_dim = 1 : i64, buffer_num = 2 : i64, reason = "ascend.transpose has no vector tiling"}} : () -> ()
 
 // -----
 
-// f64 has no vector type, and its math functions none on the scalar unit (the sim target still runs it).
+// A vector kernel on fp8: no vector type, and no scalar-unit type either.
 "ascend.kernel"() ({
-^bb0(%a: tensor<64xf64>):
-  %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<64xf64>) -> tensor<64xf64>
-  "ascend.yield"(%0) : (tensor<64xf64>) -> ()
-}) {sym_name = "exp_f64", function_type = (tensor<64xf64>) -> tensor<64xf64>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {kind = "elementwise", block_dim = 1 : i64, buffer_num = 2 : i64, total = 64 : i64, block_elems = 64 : i64, last_block_elems = 64 : i64, tile_elems = 64 : i64, tile_num = 1 : i64, tail_tile_elems = 64 : i64, last_tile_num = 1 : i64, last_tail_tile_elems = 64 : i64, align_elems = 4 : i64}} : () -> ()
+^bb0(%a: tensor<64xf8E4M3FN>):
+  %0 = "ascend.unary"(%a) {kind = "abs"} : (tensor<64xf8E4M3FN>) -> tensor<64xf8E4M3FN>
+  "ascend.yield"(%0) : (tensor<64xf8E4M3FN>) -> ()
+}) {sym_name = "abs_f8", function_type = (tensor<64xf8E4M3FN>) -> tensor<64xf8E4M3FN>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {kind = "elementwise", block_dim = 1 : i64, buffer_num = 2 : i64, total = 64 : i64, block_elems = 64 : i64, last_block_elems = 64 : i64, tile_elems = 64 : i64, tile_num = 1 : i64, tail_tile_elems = 64 : i64, last_tile_num = 1 : i64, last_tail_tile_elems = 64 : i64, align_elems = 4 : i64}} : () -> ()
