@@ -5,8 +5,8 @@ gather, basic-API cube matmuls with and without a transposed B, a 1 cube : 2 vec
 atomics with SyncAll, and the synchronization and assertion failures the twin must report.
 
 All kernels live in programs/kernels.cpp, programs/cube_kernels.cpp (img2col convolutions, the
-bias table, asc_fill_l1, Fixpipe to L1), programs/c_api_compare_kernels.cpp and
-programs/sort_kernels.cpp, built once into one program (npu-ascendc caches the executable).
+bias table, asc_fill_l1, Fixpipe to L1), programs/c_api_compare_kernels.cpp,
+programs/sort_kernels.cpp and programs/img2col_kernels.cpp (img2col into L0B, transposed, repeated), built once into one program (npu-ascendc caches the executable).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _source_line(marker: str, source: str = "kernels.cpp") -> int:
 def kernels() -> Path:
     try:
         return npu_ascendc.build([PROGRAMS / f for f in ("kernels.cpp", "cube_kernels.cpp", "c_api_compare_kernels.cpp",
-                                                                       "sort_kernels.cpp")])
+                                                                       "sort_kernels.cpp", "img2col_kernels.cpp")])
     except npu_ascendc.BuildError as exc:
         if "not built" in str(exc):
             pytest.skip(str(exc))
@@ -289,6 +289,34 @@ def test_bias_table_read_without_synchronization_is_reported(kernels, tmp_path):
     line = _source_line("MMAD_WITH_BIAS", "cube_kernels.cpp")
     assert f"cube_kernels.cpp:{line}: Mmad (PIPE_M) reads BT" in proc.stderr, proc.stderr
     assert "(PIPE_MTE1)" in proc.stderr and "MTE1_M" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["conv_positions_as_n", "c_api_conv_positions_as_n", "conv_repeat_rows"])
+def test_img2col_into_l0b_and_by_repeats(kernels, tmp_path, name):
+    # Load3Dv2 into L0B (each output position a column of B: Y = W * img2col^T, [Co][Ho * Wo]), in
+    # both APIs; and into L0A 16 rows per iteration of the repeat registers (Y = img2col * W).
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((6, 7, 32)).astype(np.float16)
+    w = rng.standard_normal((32, 32, 3, 3)).astype(np.float16)
+    want = _conv_reference(x, w, 1, 1, 1)  # [Ho * Wo][Co]
+    positions_as_n = name != "conv_repeat_rows"
+    weight = np.ascontiguousarray(_fractal_z(w).T) if positions_as_n else _fractal_z(w)
+    (y,), _ = run(kernels, tmp_path, name, 1, [x, weight], [(want.size, np.float32)])
+    want = want.T if positions_as_n else want
+    np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-3, atol=1e-3)
+
+
+def test_img2col_transposed_into_l0b_gives_the_weight_gradient(kernels, tmp_path):
+    # dW = dY * img2col: the img2col matrix transposed into L0B (output positions along K).
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal((6, 7, 32)).astype(np.float16)
+    dy = rng.standard_normal((32, 42)).astype(np.float16)  # [Co][Ho * Wo]
+    (dw,), _ = run(kernels, tmp_path, "conv_weight_grad", 1, [x, dy], [(32 * 288, np.float32)])
+    xp = np.pad(x.astype(np.float64), ((1, 1), (1, 1), (0, 0)))
+    # img2col [Ho * Wo][K] in FRACTAL_Z's column order k = ((c1 * 3 + kh) * 3 + kw) * 16 + c0.
+    cols = np.stack([xp[kh:kh + 6, kw:kw + 7, :] for kh in range(3) for kw in range(3)], axis=2)  # [6][7][9][32]
+    img2col = cols.reshape(42, 9, 2, 16).transpose(0, 2, 1, 3).reshape(42, 288)
+    np.testing.assert_allclose(dw.reshape(32, 288), dy.astype(np.float64) @ img2col, rtol=1e-3, atol=1e-2)
 
 
 def test_img2col_of_a_four_channel_map(kernels, tmp_path):

@@ -14,11 +14,11 @@
 // a_l1[N]`, `__ca__`, `__cb__`, `__cc__`): the twin tracks each array as a region of that buffer
 // (twin::AdoptLocal) from the first instruction that addresses it.
 //
-// The 3D (img2col) asc_copy_l12l0a reads the feature-map registers (asc_set_l13d_fmatrix,
-// asc_set_l13d_padding, asc_set_l13d_size) and is twin/load3d.h's Load3Dv2.
+// The 3D (img2col) asc_copy_l12l0a / asc_copy_l12l0b read the feature-map registers
+// (asc_set_l13d_fmatrix, asc_set_l13d_padding, asc_set_l13d_size, asc_set_l13d_rpt) and are
+// twin/load3d.h's Load3Dv2.
 //
-// Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: the 3D load into L0B and the
-// repeat registers (asc_set_l13d_rpt), sparse and int4 forms, the BiasTable from the
+// Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: sparse and int4 forms, the BiasTable from the
 // C API (asc_copy_l12bt, c_matrix_source = true; the class API has it), channel split, unit flags.
 // The fixpipe buffer (asc_copy_l12fb, asc_set_l0c2gm_quant) gives asc_copy_l0c2gm its per-channel modes.
 #pragma once
@@ -278,54 +278,91 @@ __aicore__ inline void asc_set_l13d_size(uint64_t value, AscendC::TwinLoc loc = 
   AscendC::twin::CurrentCore().l13dSize = value;
 }
 
-// img2col of the feature map at src ([C1][H][W][C0], channel_size channels) into L0A: the
-// k_extension x m_extension block of the img2col matrix from (k_start_pt, m_start_pt).
+// The repeat registers of the 3D loads (asc_set_l13d_rpt, PIPE_S): rpt_stride in bits 0-15,
+// rpt_time in 16-23, rpt_mode in 24-31 (SetLoadDataRepeat's LoadDataRepeatParam); default one iteration.
+union asc_load3d_v2_config {
+  uint64_t config = uint64_t{1} << 16;
+  struct {
+    uint16_t rpt_stride;
+    uint8_t rpt_time;
+    uint8_t rpt_mode;
+  };
+};
+__aicore__ inline void asc_set_l13d_rpt(asc_load3d_v2_config& config) {
+  AscendC::SetLoadDataRepeat(AscendC::LoadDataRepeatParam(config.rpt_stride, config.rpt_time, config.rpt_mode));
+}
+
+namespace AscendC::twin {
+// The 3D asc_copy_l12l0a / asc_copy_l12l0b: the feature map at src ([C1][H][W][C0], channel_size
+// channels, its size and pads from the registers) -> the k_extension x m_extension block of its
+// img2col matrix from (k_start_pt, m_start_pt), into L0A or L0B (twin/load3d.h's layouts).
 template <typename T>
-__aicore__ inline void asc_copy_l12l0a(__ca__ T* dst, __cbuf__ T* src, uint16_t k_extension, uint16_t m_extension,
-                                       uint16_t k_start_pt, uint16_t m_start_pt, uint8_t stride_w, uint8_t stride_h,
-                                       uint8_t filter_w, uint8_t filter_h, uint8_t dilation_filter_w,
-                                       uint8_t dilation_filter_h, bool filter_size_w, bool filter_size_h,
-                                       bool transpose, bool f_matrix_ctrl, uint16_t channel_size,
-                                       AscendC::TwinLoc loc = {}) {
-  const AscendC::twin::Core& core = AscendC::twin::CurrentCore();
+inline void CApiImg2Col(T* dst, T* src, TwinSpace space, TPosition pos, uint16_t k_extension, uint16_t m_extension,
+                        uint16_t k_start_pt, uint16_t m_start_pt, uint8_t stride_w, uint8_t stride_h, uint8_t filter_w,
+                        uint8_t filter_h, uint8_t dilation_filter_w, uint8_t dilation_filter_h, bool filter_size_w,
+                        bool filter_size_h, bool transpose, bool f_matrix_ctrl, uint16_t channel_size, const char* what,
+                        const TwinLoc& loc) {
+  const Core& core = CurrentCore();
   const uint64_t f = core.l13dFmatrix;
   const uint16_t w = static_cast<uint16_t>(f), h = static_cast<uint16_t>(f >> 16);
-  if (w == 0 || h == 0) AscendC::TwinFailAt(loc, "asc_copy_l12l0a (3D): no feature map set (asc_set_l13d_fmatrix)");
+  char msg[160];
+  if (w == 0 || h == 0) {
+    std::snprintf(msg, sizeof msg, "%s: no feature map set (asc_set_l13d_fmatrix)", what);
+    TwinFailAt(loc, msg);
+  }
   T pad;
   std::memcpy(&pad, &core.l13dPadding, sizeof pad);  // the register's low bytes are the value's bits
-  constexpr uint32_t c0 = AscendC::TwinC0<T>();
+  constexpr uint32_t c0 = TwinC0<T>();
   const uint64_t mapBytes = uint64_t{channel_size} * h * w * sizeof(T);
-  auto l1 = AscendC::twin::CubeTensor(src, AscendC::TwinSpace::L1, AscendC::TPosition::A1, mapBytes / sizeof(T),
-                                      "asc_copy_l12l0a (3D) source", loc);
+  auto l1 = CubeTensor(src, TwinSpace::L1, space == TwinSpace::L0A ? TPosition::A1 : TPosition::B1,
+                       mapBytes / sizeof(T), what, loc);
   if (core.l13dSize != 0) {
-    const auto& space = AscendC::twin::CoreSpace(AscendC::TwinSpace::L1);
-    const uint64_t end = static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(src) - space.mem.get()) + mapBytes;
-    if (end > core.l13dSize)
-      AscendC::TwinFailAt(loc, "asc_copy_l12l0a (3D): the feature map passes the asc_set_l13d_size boundary (the "
-                               "hardware would wrap to the start of L1; not modelled)");
+    const uint64_t end = static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(src) -
+                                               CoreSpace(TwinSpace::L1).mem.get()) + mapBytes;
+    if (end > core.l13dSize) {
+      std::snprintf(msg, sizeof msg, "%s: the feature map passes the asc_set_l13d_size boundary (the hardware would "
+                    "wrap to the start of L1; not modelled)", what);
+      TwinFailAt(loc, msg);
+    }
   }
   const uint64_t m1 = (m_extension + 15u) / 16u, k1 = (k_extension + c0 - 1u) / c0;
-  auto l0 = AscendC::twin::CubeTensor(dst, AscendC::TwinSpace::L0A, AscendC::TPosition::A2, m1 * k1 * 16u * c0,
-                                      "asc_copy_l12l0a (3D) destination", loc);
-  AscendC::twin::Img2Col<T> q{h, w, channel_size, k_extension, m_extension, k_start_pt, m_start_pt,
-                              static_cast<uint8_t>(f >> 32), static_cast<uint8_t>(f >> 40),
-                              static_cast<uint8_t>(f >> 48), static_cast<uint8_t>(f >> 56), stride_w, stride_h,
-                              filter_w + (filter_size_w ? 256u : 0u), filter_h + (filter_size_h ? 256u : 0u),
-                              dilation_filter_w, dilation_filter_h, transpose, f_matrix_ctrl, pad};
-  AscendC::twin::Img2ColToL0A(l0, l1, q, "asc_copy_l12l0a (3D)", loc);
+  auto l0 = CubeTensor(dst, space, pos, m1 * k1 * 16u * c0 * core.load3dRepeat.times, what, loc);
+  Img2Col<T> q{h, w, channel_size, k_extension, m_extension, k_start_pt, m_start_pt,
+               static_cast<uint8_t>(f >> 32), static_cast<uint8_t>(f >> 40), static_cast<uint8_t>(f >> 48),
+               static_cast<uint8_t>(f >> 56), stride_w, stride_h, filter_w + (filter_size_w ? 256u : 0u),
+               filter_h + (filter_size_h ? 256u : 0u), dilation_filter_w, dilation_filter_h, transpose, f_matrix_ctrl,
+               pad};
+  Img2ColToL0(l0, l1, q, core.load3dRepeat, what, loc);
 }
-template <typename T>
-__aicore__ inline void asc_copy_l12l0a_sync(__ca__ T* dst, __cbuf__ T* src, uint16_t k_extension, uint16_t m_extension,
-                                            uint16_t k_start_pt, uint16_t m_start_pt, uint8_t stride_w,
-                                            uint8_t stride_h, uint8_t filter_w, uint8_t filter_h,
-                                            uint8_t dilation_filter_w, uint8_t dilation_filter_h, bool filter_size_w,
-                                            bool filter_size_h, bool transpose, bool f_matrix_ctrl,
-                                            uint16_t channel_size, AscendC::TwinLoc loc = {}) {
-  asc_copy_l12l0a(dst, src, k_extension, m_extension, k_start_pt, m_start_pt, stride_w, stride_h, filter_w, filter_h,
-                  dilation_filter_w, dilation_filter_h, filter_size_w, filter_size_h, transpose, f_matrix_ctrl,
-                  channel_size, loc);
-  AscendC::twin::BarrierAll();
-}
+}  // namespace AscendC::twin
+
+#define ASC_TWIN_LOAD_3D(NAME, QUAL, SPACE, POS)                                                                  \
+  template <typename T>                                                                                          \
+  __aicore__ inline void NAME(QUAL T* dst, __cbuf__ T* src, uint16_t k_extension, uint16_t m_extension,           \
+                              uint16_t k_start_pt, uint16_t m_start_pt, uint8_t stride_w, uint8_t stride_h,       \
+                              uint8_t filter_w, uint8_t filter_h, uint8_t dilation_filter_w,                      \
+                              uint8_t dilation_filter_h, bool filter_size_w, bool filter_size_h, bool transpose, \
+                              bool f_matrix_ctrl, uint16_t channel_size, AscendC::TwinLoc loc = {}) {             \
+    AscendC::twin::CApiImg2Col(dst, src, AscendC::TwinSpace::SPACE, AscendC::TPosition::POS, k_extension,         \
+                               m_extension, k_start_pt, m_start_pt, stride_w, stride_h, filter_w, filter_h,       \
+                               dilation_filter_w, dilation_filter_h, filter_size_w, filter_size_h, transpose,     \
+                               f_matrix_ctrl, channel_size, #NAME " (3D)", loc);                                  \
+  }                                                                                                              \
+  template <typename T>                                                                                          \
+  __aicore__ inline void NAME##_sync(QUAL T* dst, __cbuf__ T* src, uint16_t k_extension, uint16_t m_extension,    \
+                                     uint16_t k_start_pt, uint16_t m_start_pt, uint8_t stride_w,                  \
+                                     uint8_t stride_h, uint8_t filter_w, uint8_t filter_h,                        \
+                                     uint8_t dilation_filter_w, uint8_t dilation_filter_h, bool filter_size_w,    \
+                                     bool filter_size_h, bool transpose, bool f_matrix_ctrl,                      \
+                                     uint16_t channel_size, AscendC::TwinLoc loc = {}) {                          \
+    NAME(dst, src, k_extension, m_extension, k_start_pt, m_start_pt, stride_w, stride_h, filter_w, filter_h,      \
+         dilation_filter_w, dilation_filter_h, filter_size_w, filter_size_h, transpose, f_matrix_ctrl,            \
+         channel_size, loc);                                                                                     \
+    AscendC::twin::BarrierAll();                                                                                 \
+  }
+ASC_TWIN_LOAD_3D(asc_copy_l12l0a, __ca__, L0A, A2)
+ASC_TWIN_LOAD_3D(asc_copy_l12l0b, __cb__, L0B, B2)
+#undef ASC_TWIN_LOAD_3D
 
 // ---------------------------------------------------------------- asc_mmad (M)
 // C (L0C) = A (L0A, m x k) * B (L0B, k x n) when c_matrix_init_val, else C += A * B.

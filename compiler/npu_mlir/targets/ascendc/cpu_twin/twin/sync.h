@@ -101,6 +101,13 @@ inline uint64_t NextCoreId() {
   return ++next;
 }
 
+// The Load3Dv2 repeat registers (SetLoadDataRepeat / asc_set_l13d_rpt): one iteration by default.
+struct Load3dRepeat {
+  uint16_t stride = 0;
+  uint16_t times = 1;
+  uint8_t mode = 0;  // 0: along the img2col matrix's height (m), 1: along its width (k)
+};
+
 struct Core {
   uint64_t id = NextCoreId();  // identifies this core state to per-thread caches (addresses get reused)
   std::array<Clock, PIPES> clock{};            // clock[p][q]: q's ops p is ordered after
@@ -116,6 +123,7 @@ struct Core {
   // 0-15, H in 16-31, pads left/right/top/bottom in the bytes above), the pad value's bits, and
   // the L1 boundary in bytes (0: none).
   uint64_t l13dFmatrix = 0, l13dPadding = 0, l13dSize = 0;
+  Load3dRepeat load3dRepeat;
   // SetFixPipeConfig's quantization tensor in the fixpipe buffer (the V* quantPre modes read it).
   uint64_t* fixQuantTable = nullptr;
   uint32_t fixQuantWords = 0;
