@@ -1,8 +1,9 @@
 """Matmul and conv2d on npu (eager, compiled kernels) vs torch CPU (oneDNN), same process.
 
-Rows: matmul f32 / f16 / bf16 at 1024^3 and two odd sizes; conv2d forward and forward+backward
-(grad input and grad weight) on ResNet-18's layer shapes at batch 8, f32, and on grouped layers
-(MobileNetV2's depthwise 3x3, ResNeXt-50 32x4d's 32-group 3x3). Each row's warm-up call
+Rows: matmul f32 / f16 / bf16 at 1024^3 and three odd sizes (f16 / bf16 also against torch CPU f32
+on the same values: torch's own f16 matmul is seconds slow on hosts without AVX512-FP16); conv2d
+forward and forward+backward (grad input and grad weight) on ResNet-18's layer shapes at batch 8,
+f32, and on grouped layers (MobileNetV2's depthwise 3x3, ResNeXt-50 32x4d's 32-group 3x3). Each row's warm-up call
 compiles the kernels; then the median of timed calls (each npu call ends in a synchronize, so
 queued work is counted). `ratio` is torch CPU time / npu time: > 1 means npu is faster. The sim
 device runs a kernel's blocks on the host's cores, as many threads as torch uses.
@@ -25,7 +26,7 @@ import torch_npu  # noqa: F401  (registers the npu device)
 
 MIN_TIMED, MAX_TIMED, BUDGET_S = 3, 10, 3.0
 
-MATMUL_SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000), (257, 511, 129)]
+MATMUL_SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000), (1023, 777, 513), (257, 511, 129)]
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 # Convolutions at 224x224 input, batch 8: (name, C_in, C_out, H=W in, kernel, stride, padding, groups).
 # ResNet-18's layers; the stem's input is the image: its backward computes the weight gradient only,
@@ -78,6 +79,11 @@ def bench_matmul(shapes: list[tuple[int, int, int]]) -> None:
             cpu = median_ms(lambda: a @ b, no_sync)
             npu = median_ms(lambda: an @ bn, torch.npu.synchronize)
             row(f"matmul {m}x{k}x{n} {tag}", cpu, npu)
+            if dtype != torch.float32:
+                # torch's CPU half matmuls have no fast kernel on every host (f16 1024^3: seconds
+                # without AVX512-FP16): the same values in f32 are the peer a user would pick.
+                af, bf = a.float(), b.float()
+                row(f"matmul {m}x{k}x{n} {tag} vs torch f32", median_ms(lambda: af @ bf, no_sync), npu)
 
 
 def bench_conv(shapes: list[tuple]) -> None:

@@ -83,3 +83,47 @@ def test_bf16_register_tiles_use_dot_products(tmp_path) -> None:
                             cache_dir=tmp_path)
     listing = subprocess.run(["objdump", "-d", kernel.so_path], capture_output=True, text=True, check=True).stdout
     assert "vdpbf16ps" in listing
+
+
+@pytest.mark.parametrize("m,k,n,dtype", [(131, 77, 200, dtype) for dtype in DTYPES]
+                         + [(40, 64, 1000, torch.bfloat16), (40, 64, 1000, torch.float16)])
+def test_mm_remainder_parts(m: int, k: int, n: int, dtype: torch.dtype, eager_stats) -> None:
+    # N not a multiple of 16 and M with no divisor of 4..8: the sim splits the product into whole
+    # register tiles and remainder parts (targets/sim/schedule.remainder_splits); odd K for all dtypes.
+    a, b = _inputs((m, k), (k, n), dtype=dtype)
+    _close(a.npu() @ b.npu(), _reference(torch.mm, [a, b], dtype), dtype)
+    assert_no_fallback()
+
+
+def test_bf16_remainder_columns_keep_dot_products(tmp_path) -> None:
+    # 1000 columns: 992 of them in 32-lane register tiles through vdpbf16ps, 8 in a part of their own.
+    bf16_dot = pytest.importorskip("npu_mlir.targets.sim.bf16_dot")
+    if not bf16_dot.AVAILABLE or shutil.which("objdump") is None:
+        pytest.skip("the host has no AVX512-BF16 (or no objdump to read the kernel)")
+    from npu_mlir.frontend import import_fx_graph
+    from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
+
+    a, b = _inputs((16, 64), (64, 1000), dtype=torch.bfloat16)
+    kernel = compile_linalg(import_fx_graph(lambda x, y: x @ y, [a, b]).module, SimTiling(1), name="bf16_mm",
+                            cache_dir=tmp_path)
+    listing = subprocess.run(["objdump", "-d", kernel.so_path], capture_output=True, text=True, check=True).stdout
+    assert "vdpbf16ps" in listing
+    (got,) = run_on_host(kernel, [a, b])
+    want = _reference(torch.mm, [a, b], torch.bfloat16).float()
+    torch.testing.assert_close(got.float(), want, atol=REL_TOL[torch.bfloat16] * want.abs().max().item(), rtol=0)
+
+
+def test_half_matmul_scratch_reused_across_launches(eager_stats) -> None:
+    # An f16 matmul widens its operands into scratch panels the kernel keeps between launches
+    # (targets/sim/scratch.py): every launch, on either stream, still computes from its own inputs.
+    torch.manual_seed(1)
+    pairs = [(torch.randn(96, 80).half(), torch.randn(80, 64).half()) for _ in range(4)]
+    side = torch.npu.Stream()
+    results = []
+    for n, (a, b) in enumerate(pairs):
+        with torch.npu.stream(side if n % 2 else torch.npu.current_stream()):
+            results.append(a.npu() @ b.npu())
+    torch.npu.synchronize()
+    for (a, b), got in zip(pairs, results):
+        _close(got, _reference(torch.mm, [a, b], torch.float16), torch.float16)
+    assert_no_fallback()

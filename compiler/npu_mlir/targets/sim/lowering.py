@@ -6,7 +6,8 @@ Stages, in order, each a function over one module in the sim context:
    reductions plain output maps (normalize.py) so the block split can slice them, and clone shared
    boolean ops into each consumer (predicates.py) so no i1 tensor is ever stored; costly elementwise
    ops feeding a contraction that would recompute them are fenced off from fusion (fusion_fence.py).
-2. schedule (schedule.py): block split, UB tiles, vectorization - on tensors, where fusion works.
+2. schedule (schedule.py): half-precision contraction operands widened to f32 panels first
+   (widen_panels.py), then block split, UB tiles, vectorization - on tensors, where fusion works.
 3. bufferize (each tensor.empty use made distinct first, so no intermediate can share the output
    buffer): outputs become caller-provided buffers (`buffer-results-to-out-params` hoists each
    result's allocation onto the argument, so a block writes its slice straight into the output);
@@ -17,7 +18,9 @@ Stages, in order, each a function over one module in the sim context:
    widened to f32 (LLVM has no native x86 arithmetic for them); math-to-llvm before vector-to-llvm;
    expand-strided-metadata before lower-affine; convert-ub-to-llvm because vectorization leaves
    ub.poison behind. Then bf16 data moves as i16 (bf16_storage.py): x86 cannot keep a bf16 value
-   in a register across blocks without a compiler-rt call the JIT cannot resolve.
+   in a register across blocks without a compiler-rt call the JIT cannot resolve. Allocations
+   go through the generic memref functions, defined in the module by scratch.py: each host thread
+   keeps its freed scratch blocks for the next launch.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from npu_mlir.targets.sim.device_assert import return_on_failed_asserts
 from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove_fences
 from npu_mlir.targets.sim.normalize import drop_constant_output_dims
 from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
+from npu_mlir.targets.sim.scratch import add_scratch_allocator
+from npu_mlir.targets.sim.widen_panels import widen_half_operands
 
 PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
            "linalg-generalize-named-ops, canonicalize, cse)")
@@ -49,7 +54,7 @@ TO_LLVM = ("builtin.module("
            "convert-vector-to-scf{full-unroll=1}, convert-scf-to-cf, "
            "convert-math-to-llvm, convert-math-to-libm, "
            "convert-vector-to-llvm{reassociate-fp-reductions=1}, "
-           "expand-strided-metadata, lower-affine, finalize-memref-to-llvm, "
+           "expand-strided-metadata, lower-affine, finalize-memref-to-llvm{use-generic-functions=1}, "
            "convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, "
            "convert-ub-to-llvm, reconcile-unrealized-casts, canonicalize)")
 
@@ -76,6 +81,7 @@ def prepare(module: ir.Module) -> None:
 
 def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
     """Block split (returns the block count used, 0 if the split had to be abandoned) + UB tiling."""
+    widen_half_operands(body_function(module, symbol))
     used = sim_schedule.split_over_blocks(module, body_function(module, symbol), block_dim)
     if used == 0:
         return 0
@@ -132,6 +138,7 @@ def lower(module: ir.Module, symbol: str) -> bool:
     run(module, TO_LOOPS)
     approximate_math(module)
     truncate_f64_through_f32(module)
+    add_scratch_allocator(module)
     run(module, TO_LLVM)
     store_bf16_as_i16(module)
     return return_on_failed_asserts(module, f"{symbol}_body")
