@@ -319,6 +319,26 @@ def test_img2col_transposed_into_l0b_gives_the_weight_gradient(kernels, tmp_path
     np.testing.assert_allclose(dw.reshape(32, 288), dy.astype(np.float64) @ img2col, rtol=1e-3, atol=1e-2)
 
 
+def test_c_api_bias_table_starts_the_matmul(kernels, tmp_path):
+    # asc_copy_l12bt widens the half bias into the bias table; asc_mmad with c_matrix_source adds it.
+    rng = np.random.default_rng(23)
+    a, b = rng.standard_normal((16, 32)).astype(np.float16), rng.standard_normal((32, 32)).astype(np.float16)
+    bias = rng.standard_normal(32).astype(np.float16)
+    (c,), _ = run(kernels, tmp_path, "c_api_matmul_bias", 1, [a, b, bias], [(16 * 32, np.float32)])
+    want = a.astype(np.float64) @ b.astype(np.float64) + bias.astype(np.float64)
+    np.testing.assert_allclose(c.reshape(16, 32), want, rtol=1e-3, atol=1e-3)
+
+
+def test_c_api_bias_table_read_without_synchronization_is_reported(kernels, tmp_path):
+    z = np.zeros(32 * 32, np.float16)
+    _, proc = run(kernels, tmp_path, "c_api_matmul_bias_unordered", 1, [z[:16 * 32], z, z[:32]],
+                  [(16 * 32, np.float32)], check=False)
+    assert proc.returncode != 0
+    line = _source_line("C_API_MMAD_WITH_BIAS", "cube_kernels.cpp")
+    assert f"cube_kernels.cpp:{line}: Mmad (PIPE_M) reads BT" in proc.stderr, proc.stderr
+    assert "(PIPE_MTE1)" in proc.stderr and "MTE1_M" in proc.stderr
+
+
 def test_img2col_of_a_four_channel_map(kernels, tmp_path):
     # channelSize 4 < C0: the map stays [H][W][4], the img2col columns run (kh, kw, c), 36 padded to 48.
     rng = np.random.default_rng(17)

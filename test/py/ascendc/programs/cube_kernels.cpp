@@ -7,7 +7,7 @@
 // by kStartPt and accumulates the second Mmad into L0C. The chained matmul keeps A * B on chip:
 // Fixpipe from L0C to L1 (NZ, F322F16), which is the next Mmad's A (matmul_chain_no_flag forgets
 // the FIX -> MTE1 flag between them). Also C-API matmuls whose A is filled in L1 by asc_fill_l1,
-// and whose Fixpipe quantizes per channel from the fixpipe buffer.
+// and whose Fixpipe quantizes per channel from the fixpipe buffer, and a C-API matmul with a bias table.
 // Registered into kernels.cpp's table.
 #include "acl/acl.h"
 #include "kernel_operator.h"
@@ -275,6 +275,37 @@ __aicore__ inline void CApiFillMatmul(GM_ADDR b, GM_ADDR c) {
   asc_copy_l0c2gm((__gm__ float*)c, c_l0, N, M, N, M, 0, static_cast<uint64_t>(QuantMode_t::NoQuant), 0, false, true);
   asc_sync();
 }
+// C[16][32] = A * B + bias through the C API's bias table: the half bias L1 -> bias table widened to
+// float (asc_copy_l12bt with conv_control), asc_mmad with c_matrix_source. ORDERED = false copies the
+// bias after the MTE1 -> M flag, so the table is read with nothing ordering it after its write.
+template <bool ORDERED>
+__aicore__ inline void CApiMatmulBias(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
+  constexpr uint16_t M = 16, K = 32, N = 32, K1 = K / 16, N1 = N / 16;
+  asc_init();
+  __cbuf__ half a_l1[M * K], b_l1[K * N], bias_l1[N];
+  __ca__ half a_l0[M * K];
+  __cb__ half b_l0[K * N];
+  __cc__ float c_l0[M * N];
+  __biasbuf__ float bias_bt[N];
+  asc_copy_gm2l1_nd2nz(a_l1, (__gm__ half*)a, 1, M, K, 0, K, M, 1, 0);
+  asc_copy_gm2l1_nd2nz(b_l1, (__gm__ half*)b, 1, K, N, 0, N, K, 1, 0);
+  asc_copy_gm2l1(bias_l1, (__gm__ half*)bias, N * sizeof(half));
+  asc_sync_notify(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE2, PIPE_MTE1, EVENT_ID0);
+  asc_copy_l12l0a(a_l0, a_l1, 0, K1, 1, 0);
+  for (uint16_t ki = 0; ki < K1; ++ki) asc_copy_l12l0b_trans(b_l0 + ki * N1 * FRAC, b_l1, ki, N1, K1, 0, false, 0);
+  const uint64_t table = reinterpret_cast<uint64_t>(bias_bt);
+  if constexpr (ORDERED) asc_copy_l12bt(table, bias_l1, 1, 1, N * sizeof(float) / 64, 0, 0);
+  asc_sync_notify(PIPE_MTE1, PIPE_M, EVENT_ID0);
+  asc_sync_wait(PIPE_MTE1, PIPE_M, EVENT_ID0);
+  if constexpr (!ORDERED) asc_copy_l12bt(table, bias_l1, 1, 1, N * sizeof(float) / 64, 0, 0);
+  asc_mmad(c_l0, a_l0, b_l0, M, K, N, 0, false, true, false);  // C_API_MMAD_WITH_BIAS
+  asc_sync_notify(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_sync_wait(PIPE_M, PIPE_FIX, EVENT_ID0);
+  asc_set_l0c_copy_params(1, 0, 0);
+  asc_copy_l0c2gm((__gm__ float*)c, c_l0, N, M, N, M, 0, static_cast<uint64_t>(QuantMode_t::NoQuant), 0, false, true);
+  asc_sync();
+}
 // C[16][32] int8 = saturate(round(A * B * scale[n])): a half matmul whose Fixpipe quantizes per output
 // column (VQF322B8_PRE), the scales L1 -> fixpipe buffer (asc_copy_l12fb) and pointed at by
 // asc_set_l0c2gm_quant.
@@ -378,6 +409,12 @@ extern "C" __global__ __cube__ void c_api_matmul_chain(GM_ADDR a, GM_ADDR b, GM_
   CApiMatmulChain(a, b, e, d);
 }
 extern "C" __global__ __cube__ void c_api_fill_matmul(GM_ADDR b, GM_ADDR c) { CApiFillMatmul(b, c); }
+extern "C" __global__ __cube__ void c_api_matmul_bias(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
+  CApiMatmulBias<true>(a, b, bias, c);
+}
+extern "C" __global__ __cube__ void c_api_matmul_bias_unordered(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c) {
+  CApiMatmulBias<false>(a, b, bias, c);
+}
 extern "C" __global__ __cube__ void c_api_quant_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR scales, GM_ADDR c) {
   CApiQuantMatmul(a, b, scales, c);
 }
@@ -397,4 +434,8 @@ static const RegisterKernels kConvKernels({
     {"c_api_quant_matmul",
      [](auto& a, uint32_t d, aclrtStream s) { c_api_quant_matmul<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
     {"c_api_fill_matmul", [](auto& a, uint32_t d, aclrtStream s) { c_api_fill_matmul<<<d, nullptr, s>>>(a[0], a[1]); }},
+    {"c_api_matmul_bias",
+     [](auto& a, uint32_t d, aclrtStream s) { c_api_matmul_bias<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
+    {"c_api_matmul_bias_unordered",
+     [](auto& a, uint32_t d, aclrtStream s) { c_api_matmul_bias_unordered<<<d, nullptr, s>>>(a[0], a[1], a[2], a[3]); }},
 });

@@ -18,8 +18,14 @@
 // (asc_set_l13d_fmatrix, asc_set_l13d_padding, asc_set_l13d_size, asc_set_l13d_rpt) and are
 // twin/load3d.h's Load3Dv2.
 //
-// Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: sparse and int4 forms, the BiasTable from the
-// C API (asc_copy_l12bt, c_matrix_source = true; the class API has it), channel split, unit flags.
+// The bias table: asc_copy_l12bt fills an array declared `__biasbuf__ float bias_bt[N]` (its address
+// as the uint64_t destination) on MTE1, and asc_mmad with c_matrix_source starts C from it. On a
+// 910B the bias-table address travels in the upper 32 bits of c_matrix (the C address register),
+// which a host pointer cannot carry: the twin's asc_mmad reads the array the core's last
+// asc_copy_l12bt filled.
+//
+// Included by c_api/asc_simd.h (it uses its burst copy). Not modelled: sparse and int4 forms,
+// channel split, unit flags.
 // The fixpipe buffer (asc_copy_l12fb, asc_set_l0c2gm_quant) gives asc_copy_l0c2gm its per-channel modes.
 #pragma once
 
@@ -43,6 +49,9 @@
 #endif
 #ifndef __fbuf__
 #define __fbuf__
+#endif
+#ifndef __biasbuf__
+#define __biasbuf__
 #endif
 
 // asc_copy_gm2l1's pad mode: the twin models no padding.
@@ -364,14 +373,50 @@ ASC_TWIN_LOAD_3D(asc_copy_l12l0a, __ca__, L0A, A2)
 ASC_TWIN_LOAD_3D(asc_copy_l12l0b, __cb__, L0B, B2)
 #undef ASC_TWIN_LOAD_3D
 
+// ---------------------------------------------------------------- L1 -> bias table (MTE1)
+// copy_cbuf_to_bt's bursts: n_burst of len_burst 64-byte units of the destination, source_gap 32-byte
+// blocks and dst_gap 64-byte units between them; conv_control widens a half source to float (the
+// table holds float or int32_t words).
+template <typename S>
+__aicore__ inline void asc_copy_l12bt(uint64_t dst, __cbuf__ S* src, uint16_t conv_control, uint16_t n_burst,
+                                      uint16_t len_burst, uint16_t source_gap, uint16_t dst_gap,
+                                      AscendC::TwinLoc loc = {}) {
+  static_assert(std::is_same_v<S, half> || std::is_same_v<S, float> || std::is_same_v<S, int32_t>,
+                "asc_copy_l12bt copies half (widened), float or int32_t");
+  using D = std::conditional_t<std::is_same_v<S, int32_t>, int32_t, float>;
+  if (std::is_same_v<S, half> != (conv_control != 0))
+    AscendC::TwinFailAt(loc, "asc_copy_l12bt: conv_control widens half to float; set it for a half source only");
+  if (dst == 0) AscendC::TwinFailAt(loc, "asc_copy_l12bt: the destination is the address of a __biasbuf__ array");
+  const uint64_t len = uint64_t{len_burst} * 64u, dstSpan = n_burst == 0 ? 0 : (n_burst - 1u) * (len + dst_gap * 64u) + len;
+  const uint64_t srcSpan = n_burst == 0 ? 0 : (n_burst - 1u) * (len / sizeof(D) * sizeof(S) + source_gap * 32u) +
+                                                  len / sizeof(D) * sizeof(S);
+  auto bt = AscendC::twin::CubeTensor(reinterpret_cast<D*>(dst), AscendC::TwinSpace::BT, AscendC::TPosition::C2,
+                                      dstSpan / sizeof(D), "asc_copy_l12bt destination", loc);
+  auto l1 = AscendC::twin::CubeTensor(src, AscendC::TwinSpace::L1, AscendC::TPosition::C1, srcSpan / sizeof(S),
+                                      "asc_copy_l12bt source", loc);
+  AscendC::twin::CopyToBiasTable(bt, l1, n_burst, len, uint64_t{source_gap} * 32u, uint64_t{dst_gap} * 64u, loc);
+  AscendC::twin::CurrentCore().capiBiasTable = dst;
+}
+template <typename S>
+__aicore__ inline void asc_copy_l12bt_sync(uint64_t dst, __cbuf__ S* src, uint16_t conv_control, uint16_t n_burst,
+                                           uint16_t len_burst, uint16_t source_gap, uint16_t dst_gap,
+                                           AscendC::TwinLoc loc = {}) {
+  asc_copy_l12bt(dst, src, conv_control, n_burst, len_burst, source_gap, dst_gap, loc);
+  AscendC::twin::BarrierAll();
+}
+
 // ---------------------------------------------------------------- asc_mmad (M)
-// C (L0C) = A (L0A, m x k) * B (L0B, k x n) when c_matrix_init_val, else C += A * B.
+// C (L0C) = A (L0A, m x k) * B (L0B, k x n) when c_matrix_init_val, C = bias + A * B (every row from
+// the bias table) when c_matrix_source, else C += A * B.
 template <typename C, typename T>
 __aicore__ inline void asc_mmad(__cc__ C* c_matrix, __ca__ T* a_matrix, __cb__ T* b_matrix, uint16_t left_height,
                                 uint16_t n_dim, uint16_t right_width, uint8_t unit_flag, bool k_direction_align,
                                 bool c_matrix_source, bool c_matrix_init_val, AscendC::TwinLoc loc = {}) {
-  if (c_matrix_source) AscendC::TwinFailAt(loc, "asc_mmad: c_matrix_source (C from the BiasTable) is not modelled by the twin");
   if (unit_flag != 0) AscendC::TwinFailAt(loc, "asc_mmad: unit_flag is not modelled by the twin (pass 0)");
+  const bool fromBias = c_matrix_source && !c_matrix_init_val;  // an initial value of 0 wins over the source
+  const uint64_t table = AscendC::twin::CurrentCore().capiBiasTable;
+  if (fromBias && table == 0)
+    AscendC::TwinFailAt(loc, "asc_mmad: c_matrix_source starts C from the bias table, but no asc_copy_l12bt filled it");
   constexpr uint32_t c0 = AscendC::TwinC0<T>();
   const uint64_t m1 = (left_height + 15u) / 16u, k1 = (n_dim + c0 - 1u) / c0, n1 = (right_width + 15u) / 16u;
   auto a = AscendC::twin::CubeTensor(a_matrix, AscendC::TwinSpace::L0A, AscendC::TPosition::A2, m1 * k1 * 16u * c0,
@@ -380,9 +425,12 @@ __aicore__ inline void asc_mmad(__cc__ C* c_matrix, __ca__ T* a_matrix, __cb__ T
                                      "asc_mmad b_matrix", loc);
   auto c = AscendC::twin::CubeTensor(c_matrix, AscendC::TwinSpace::L0C, AscendC::TPosition::CO1, m1 * n1 * 256u,
                                      "asc_mmad c_matrix", loc);
-  AscendC::MmadParams p(left_height, right_width, n_dim, unit_flag, c_matrix_source, c_matrix_init_val);
+  AscendC::MmadParams p(left_height, right_width, n_dim, unit_flag, fromBias, c_matrix_init_val && !fromBias);
   p.kDirectionAlign = k_direction_align;
-  AscendC::Mmad(c, a, b, p, loc);
+  if (!fromBias) return AscendC::Mmad(c, a, b, p, loc);
+  auto bias = AscendC::twin::CubeTensor(reinterpret_cast<C*>(table), AscendC::TwinSpace::BT, AscendC::TPosition::C2,
+                                        n1 * 16u, "asc_mmad bias (the bias table)", loc);
+  AscendC::Mmad(c, a, b, bias, p, loc);
 }
 template <typename C, typename T>
 __aicore__ inline void asc_mmad_sync(__cc__ C* c_matrix, __ca__ T* a_matrix, __cb__ T* b_matrix, uint16_t left_height,

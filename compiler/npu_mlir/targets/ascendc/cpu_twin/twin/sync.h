@@ -124,6 +124,9 @@ struct Core {
   // the L1 boundary in bytes (0: none).
   uint64_t l13dFmatrix = 0, l13dPadding = 0, l13dSize = 0;
   Load3dRepeat load3dRepeat;
+  // The bias-table array the C API's last asc_copy_l12bt filled (0: none), which asc_mmad with
+  // c_matrix_source reads (twin/../c_api/asc_cube.h says why the twin keeps it here).
+  uint64_t capiBiasTable = 0;
   // SetFixPipeConfig's quantization tensor in the fixpipe buffer (the V* quantPre modes read it).
   uint64_t* fixQuantTable = nullptr;
   uint32_t fixQuantWords = 0;
