@@ -61,3 +61,24 @@
   %1 = "ascend.binary"(%0, %b) {kind = "pow"} : (tensor<64xf64>, tensor<64xf64>) -> tensor<64xf64>
   "ascend.yield"(%1) : (tensor<64xf64>) -> ()
 }) {sym_name = "exp_f64", function_type = (tensor<64xf64>, tensor<64xf64>) -> tensor<64xf64>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// An intermediate UB cannot hold (the 66x1024 f32 padded tensor, 270 KB) lives in the kernel's GM
+// workspace, the argument after its results.
+// CHECK-LABEL: // ---- kernel @pad_in_workspace
+// CHECK: __aicore__ inline void Init(GM_ADDR in0Addr, GM_ADDR out0Addr, GM_ADDR workspaceAddr,
+// CHECK: [[T:tmp[0-9]+]].SetGlobalBuffer(reinterpret_cast<__gm__ float*>(workspaceAddr + 0));
+// CHECK: GlobalTensor<float> [[T]];
+// CHECK: void pad_in_workspace(GM_ADDR in0, GM_ADDR out0, GM_ADDR workspace, GM_ADDR tiling)
+// CHECK: op.Init(in0, out0, workspace, t);
+"ascend.kernel"() ({
+^bb0(%a: tensor<64x1024xf32>):
+  %cst = arith.constant 0.000000e+00 : f32
+  %p = tensor.pad %a low[1, 0] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<64x1024xf32> to tensor<66x1024xf32>
+  %s = tensor.extract_slice %p[0, 0] [33, 1024] [2, 1] : tensor<66x1024xf32> to tensor<33x1024xf32>
+  "ascend.yield"(%s) : (tensor<33x1024xf32>) -> ()
+}) {sym_name = "pad_in_workspace", function_type = (tensor<64x1024xf32>) -> tensor<33x1024xf32>, core_type = "aiv", fusion = "opaque", block_dim = 1, tiling = {}} : () -> ()

@@ -5,8 +5,9 @@ integer fields of the kernel's tiling record, then one field per scalar kernel a
 `Kernel_<name>` with Init / Process and the CopyIn / Compute / CopyOut stages over TPipe-managed
 TQue buffers (BUFFER_NUM 2: double buffering), and the entry
     extern "C" __global__ __aicore__ void <name>(GM_ADDR <tensor args and results>..., GM_ADDR tiling)
-(a cube kernel whose epilogue cannot run in place on its result takes a `GM_ADDR workspace` before
-`tiling`, as CANN's kernels do; the host code allocates it).
+(a cube kernel whose epilogue cannot run in place on its result, and a scalar-unit kernel whose
+intermediates UB cannot hold, take a `GM_ADDR workspace` before `tiling`, as CANN's kernels do; the
+host code allocates it).
 Vector kernels (tiling kind elementwise / row) go through vector.py, cube kernels (kind
 matmul) through cube.py. The source compiles with CANN's compiler, and with g++ against
 the CPU twin (cpu_twin/kernel_operator.h), which is how the tests run it.
@@ -130,20 +131,32 @@ def signature(kernel: ir.Operation) -> KernelSignature:
     record = ir.DictAttr(kernel.attributes["tiling"])
     tiling = {n.name: ir.IntegerAttr(n.attr).value for n in record if isinstance(n.attr, ir.IntegerAttr)}
     kind = ir.StringAttr(record["kind"]).value if "kind" in record else None
-    return KernelSignature(
+    sig = KernelSignature(
         name=ir.StringAttr(kernel.attributes["sym_name"]).value,
         inputs=[(f"in{i}", v) for i, v in enumerate(tensors)],
         outputs=[(f"out{i}", v) for i, v in enumerate(outputs)],
         scalars=[(f"scalar{i}", v) for i, v in enumerate(scalars)],
         tiling=tiling,
-        workspace=_cube_workspace(kernel) if kind == "matmul" else 0,
     )
+    if kind == "matmul":
+        sig.workspace = _cube_workspace(kernel)
+    elif kind == "opaque":
+        sig.workspace = _scalar_workspace(kernel, sig)
+    return sig
 
 
 def _cube_workspace(kernel: ir.Operation) -> int:
     from . import cube
 
     return cube.workspace_bytes(kernel)
+
+
+def _scalar_workspace(kernel: ir.Operation, sig: KernelSignature) -> int:
+    """GM scratch of a scalar-unit kernel whose intermediates UB cannot hold."""
+    from . import scalar
+    from ...dialects.ascend import module_soc
+
+    return scalar.workspace_bytes(kernel, sig, module_soc(kernel.parent).ub_bytes)
 
 
 def tiling_struct(sig: KernelSignature) -> str:
@@ -170,8 +183,14 @@ def _scalar_body(kernel: ir.Operation, sig: KernelSignature, why: str) -> str:
     from . import scalar
     from ...dialects.ascend import module_soc
 
+    ub_bytes = module_soc(kernel.parent).ub_bytes
     try:
-        return scalar.emit(kernel, sig, module_soc(kernel.parent).ub_bytes)
+        body = scalar.emit(kernel, sig, ub_bytes)
+        if scalar.workspace_bytes(kernel, sig, ub_bytes) > sig.workspace:
+            # Only opaque kernels get a workspace argument (signature()); a vector kernel would need one.
+            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its scalar-unit intermediates exceed UB "
+                               f"({ub_bytes} bytes) and a {kind_of(kernel)} kernel has no GM workspace")
+        return body
     except CodegenError as err:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name} has no AscendC lowering ({why}; "
                            f"on the scalar unit: {err.detail})") from err

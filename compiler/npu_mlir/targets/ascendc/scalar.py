@@ -6,8 +6,9 @@ rejects still have a correct AscendC form: loops on the AI core's scalar unit re
 global memory with `GlobalTensor::GetValue` / `SetValue`. The loops are the sim's own: the kernel
 body goes through lower_kernel_to_linalg (what the sim builds), then upstream bufferization and
 linalg-to-loops, and each scf/memref/arith op prints as one C++ statement. Intermediates live in
-one VECCALC TBuf of UB (a kernel whose intermediates exceed UB is refused). Block 0 runs the
-whole kernel (the tiling's other blocks return at once): correct on any block_dim, never fast.
+VECCALC TBufs of UB, and those UB cannot hold in the kernel's GM workspace (the `workspace`
+argument after its results, which the ACL host code allocates). Block 0 runs the whole kernel
+(the tiling's other blocks return at once): correct on any block_dim, never fast.
 The source opens with a comment saying so, which tells these kernels apart from vector / cube ones.
 
 Math functions with a vector instruction (exp, erf, floor, ...) run it on one element; a few others
@@ -97,6 +98,7 @@ class _Printer:
         self.ub_used = 128  # the math scratches, when a kernel needs them
         self.scratch: set[str] = set()
         self.f64_math = False  # whether the kernel calls f64_math's functions
+        self.workspace = 0  # bytes of GM workspace for the intermediates UB cannot hold
         self.count = 0
 
     def fresh(self, prefix: str = "v") -> str:
@@ -133,17 +135,20 @@ class _Printer:
         ct = _ctype(t.element_type, _CTYPES)
         size = prod(t.shape) * max(1, _width(t.element_type) // 8)
         aligned = (size + 31) // 32 * 32
-        self.ub_used += aligned
-        if self.ub_used > self.ub_bytes:
-            raise CodegenError(f"ERR03007 GRAPH kernel @{self.sig.name}: its scalar-unit intermediates need "
-                               f"{self.ub_used} bytes of UB; UB has {self.ub_bytes}")
+        strides, _ = t.get_strides_and_offset()
         name = self.fresh("tmp")
+        self.memrefs[op.results[0]] = _Memref(name, "0", list(strides), list(t.shape), t.element_type)
+        if self.ub_used + aligned > self.ub_bytes:
+            # Too big for what is left of UB: the intermediate lives in the kernel's GM workspace.
+            self.members.append(f"GlobalTensor<{ct}> {name};")
+            self.init.append(f"{name}.SetGlobalBuffer(reinterpret_cast<__gm__ {ct}*>(workspaceAddr + {self.workspace}));")
+            self.workspace += aligned
+            return
+        self.ub_used += aligned
         self.members.append(f"TBuf<TPosition::VECCALC> {name}Buf;")
         self.init.append(f"pipe.InitBuffer({name}Buf, {aligned});")
         self.init.append(f"{name} = {name}Buf.Get<{ct}>();")
         self.members.append(f"LocalTensor<{ct}> {name};")
-        strides, _ = t.get_strides_and_offset()
-        self.memrefs[op.results[0]] = _Memref(name, "0", list(strides), list(t.shape), t.element_type)
 
     def view(self, op: ir.Operation) -> None:
         """reinterpret_cast / collapse / expand / cast: the same handle, the layout of the result type."""
@@ -481,14 +486,14 @@ def _constant(op: ir.Operation) -> str:
 
 
 # The launch list asks for a kernel's source, its ACL launcher and the module's host code, and
-# each needs to know whether the kernel has AscendC: one lowering per kernel text, not three.
-_MEMO: dict[str, str | CodegenError] = {}
+# each needs to know whether the kernel has AscendC (and its workspace): one lowering per kernel
+# text, not three.
+_MEMO: dict[str, tuple[str, int] | CodegenError] = {}
 _MEMO_SIZE = 64
 _LOOPS: list[tuple[ir.Context, PassManager]] = []
 
 
-def emit(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
-    """The kernel class `Kernel_<name>` (Init / Process) running the kernel on the scalar unit."""
+def _lowered(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> tuple[str, int]:
     key = f"{ub_bytes}:{kernel}"
     if key not in _MEMO:
         if len(_MEMO) >= _MEMO_SIZE:
@@ -501,6 +506,19 @@ def emit(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
     if isinstance(found, CodegenError):
         raise found
     return found
+
+
+def emit(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
+    """The kernel class `Kernel_<name>` (Init / Process) running the kernel on the scalar unit."""
+    return _lowered(kernel, sig, ub_bytes)[0]
+
+
+def workspace_bytes(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> int:
+    """GM bytes the scalar-unit kernel keeps its intermediates in when UB cannot (0 also when it has no AscendC)."""
+    try:
+        return _lowered(kernel, sig, ub_bytes)[1]
+    except CodegenError:
+        return 0
 
 
 def _emit(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
@@ -532,7 +550,8 @@ def _print(func: ir.Operation, kernel: ir.Operation, sig: KernelSignature, ub_by
     kernel_args = list(kernel.regions[0].blocks[0].arguments)
     args = list(block.arguments)
     scalar_names = {v: n for n, v in sig.scalars}
-    gm = iter(sig.gm_params)
+    tensors = [n for n, _ in sig.inputs + sig.outputs]
+    gm = iter(tensors)
     for i, arg in enumerate(args):
         source = kernel_args[i] if i < len(kernel_args) else None
         if source is not None and source in scalar_names:
@@ -547,12 +566,12 @@ def _print(func: ir.Operation, kernel: ir.Operation, sig: KernelSignature, ub_by
     body_lines: list[str] = []
     p.lines = body_lines
     p.block(block, 2)
-    params = ", ".join(f"GM_ADDR {n}Addr" for n in sig.gm_params)
+    params = ", ".join(f"GM_ADDR {n}Addr" for n in tensors + (["workspace"] if p.workspace else []))
     members = "\n".join("  " + m for m in p.members)
     init = "\n".join("    " + ln for ln in p.init)
     body = "\n".join(body_lines)
     prelude = f64_math.PRELUDE if p.f64_math else ""
-    return f"""{prelude}// Runs on the scalar unit (no vector tiling): block 0 computes everything, the others return.
+    return (f"""{prelude}// Runs on the scalar unit (no vector tiling): block 0 computes everything, the others return.
 class Kernel_{sig.name} {{
  public:
   __aicore__ inline void Init({params}, const {sig.name}_TilingData& t) {{
@@ -569,5 +588,5 @@ class Kernel_{sig.name} {{
 {members}
   {sig.name}_TilingData tiling_;
 }};
-"""
+""", p.workspace)
 
