@@ -161,7 +161,7 @@ def group_block(block: ir.Block, max_ops: int, epilogue: bool) -> list[Group]:
         if op.operation.name in ELEMENTWISE or op.operation.name == "ascend.reduce" or is_opaque(op):
             for v in reversed(operands):
                 g = producer_group(v)
-                if g is None or (g.kind in CUBE.values() and not epilogue):
+                if g is None or (g.kind in CUBE.values() and (not epilogue or _batched(g))):
                     continue
                 # Two independent groups this op joins up become one kernel (layer norm's mean
                 # and variance branches), so the op does not have to wait for a second launch.
@@ -206,6 +206,11 @@ def _claim_casts(op: ir.OpView, group: Group, casts: dict, group_of: dict, reach
         group.ops.insert(group.ops.index(op), c)
         group_of[c.operation] = group
         reach[c.results[0]] = reach[c.results[0]] | {id(group)}
+
+
+def _batched(group: Group) -> bool:
+    """A batch_matmul's kernel: lower-tiles tiles no epilogue for it, its consumers get their own kernel."""
+    return any(op.operation.name == "ascend.batch_matmul" for op in group.ops)
 
 
 def _epilogue_reads_fit(op: ir.OpView, group: Group, floating: dict, producer_group) -> bool:
