@@ -78,11 +78,18 @@ def _splat(v: ir.Value) -> ir.Attribute | None:
     return value.get_splat_value()
 
 
+def _constant(v: ir.Value) -> bool:
+    owner = v.owner
+    return isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant" \
+        and isinstance(v.type, ir.RankedTensorType) and 0 not in ir.RankedTensorType(v.type).shape
+
+
 def _copy_aliased_results(func: ir.OpView) -> None:
     """A result that is an argument (or a view of one), or that repeats another result, gets a
     copy of its own: a launch list writes each result into its own buffer (aten.alias, an
-    identity decomposition). A result that is a splat constant gets a fill. The copy or fill is
-    an opaque kernel like any upstream op (no kernel would write a host constant into the result)."""
+    identity decomposition). A result that is a splat constant gets a fill, any other constant a
+    copy (of the constant, cloned into the kernel). The copy or fill is an opaque kernel like any
+    upstream op (no kernel would write a host constant into the result)."""
     from torch_mlir.dialects import arith, linalg, tensor
 
     block = func.regions[0].blocks[0]
@@ -93,7 +100,7 @@ def _copy_aliased_results(func: ir.OpView) -> None:
         while isinstance(root.owner, ir.OpView) and root.owner.operation.name in VIEW_OPS:
             root = root.owner.operands[0]
         splat = _splat(root)
-        if isinstance(root, ir.BlockArgument) or root in seen or splat is not None:
+        if isinstance(root, ir.BlockArgument) or root in seen or _constant(root):
             with ir.InsertionPoint(ret), ret.location:
                 t = ir.RankedTensorType(v.type)
                 empty = tensor.EmptyOp(list(t.shape), t.element_type)

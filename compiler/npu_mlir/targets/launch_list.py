@@ -11,9 +11,9 @@ Buffers are `Ref`s: ("in", k) the call's k-th tensor input, ("param", j) its j-t
 of `temp_bytes[t]` bytes the dispatcher allocates per call. A launch's refs follow the sim ABI
 (sim/abi.py): tensor arguments, then results, then scalar parameters, each in argument order.
 Reshapes are free: a reshaped buffer is the same bytes, so it keeps its ref. Every result is
-written by a launch: ascend-fuse gives a result torch-mlir folded to a splat constant (a returned
-`full`/`zeros`) a fill kernel; a non-splat constant result gets a launch of its own built from linalg
-here (no AscendC), else its buffer would keep whatever the allocator last held there.
+written by a launch: ascend-fuse gives a result torch-mlir folded to a constant a fill kernel (a
+returned `full` / `zeros`) or a copy kernel (any other constant), else its buffer would keep
+whatever the allocator last held there.
 
 `LaunchListError` says why a module cannot become a list yet (the caller keeps the linalg path).
 """
@@ -32,7 +32,6 @@ from npu_mlir.errors import NOT_SUPPORTED, CompilerError
 from npu_mlir.targets.ascendc import acl
 from npu_mlir.targets.ascendc import emit as ascendc
 from npu_mlir.targets.sim.abi import SCALAR_TYPES
-from npu_mlir.targets.sim.build import compile_linalg
 from npu_mlir.targets.sim.kernel import compile_ascend_kernel, kernel_ops
 
 Ref = tuple[str, int]
@@ -108,23 +107,6 @@ def _uninitialized(value: ir.Value) -> bool:
     return 0 in _shape(value) or (isinstance(owner, ir.OpView) and owner.operation.name == "tensor.empty")
 
 
-def _constant_launch(value: ir.Value, j: int, cache_dir: Path | None) -> Launch:
-    """A launch writing result `j`, a constant of the host function, into its buffer. Built by the sim
-    target from linalg: a copy of the constant has no tiles to plan (on hardware it is a memset or
-    a Duplicate of the splat value)."""
-    owner = value.owner
-    if not (isinstance(owner, ir.OpView) and owner.operation.name == "arith.constant"
-            and isinstance(owner.operation.attributes["value"], ir.DenseElementsAttr)):
-        raise LaunchListError(f"result {j} is computed outside every kernel ({describe([owner.operation])})")
-    tensor = ir.RankedTensorType(value.type)
-    text = (f"module {{ func.func @constant() -> {tensor} {{ %c = arith.constant "
-            f"{owner.operation.attributes['value']} return %c : {tensor} }} }}")
-    built = compile_linalg(text, name=f"constant_{j}", cache_dir=cache_dir)
-    return Launch(f"constant_{j}", built.so_path, built.symbol, built.block_dim, (("out", j),), text, None, None,
-                  "a constant result has no AscendC kernel: the host writes it (aclrtMemsetAsync / Duplicate)",
-                  built.compile_ms)
-
-
 def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, ...] | None],
           cache_dir: Path | None = None, results_may_alias_inputs: bool = False) -> LaunchList:
     """The launch list of `module`'s host function, whose first `n_tensors` arguments are tensor
@@ -198,7 +180,7 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
                                str(kernel), source, launcher, error, built.compile_ms))
     for v, j in out_of.items():
         if v not in refs and not _uninitialized(v):  # no launch wrote it
-            launches.append(_constant_launch(v, j, cache_dir))
+            raise LaunchListError(f"result {j} is computed outside every kernel ({describe([v.owner.operation])})")
     if not launches:
         raise LaunchListError("the module launches no kernel")
     # A pointwise call in place gives its result the memory of its input (the dispatcher writes

@@ -209,3 +209,26 @@ func.func @constant_result() -> tensor<3x5xf32> {
   %c = arith.constant dense<2.5> : tensor<3x5xf32>
   return %c : tensor<3x5xf32>
 }
+
+// -----
+
+// A returned constant (torch-mlir folded the result at compile time): a splat gets a fill kernel,
+// any other constant a copy kernel with the constant cloned in; the host function only launches.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: arith.constant 1.500000e+00 : f32
+// CHECK: linalg.fill
+// CHECK: fusion = "opaque"
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: arith.constant dense<[1.000000e+00, 2.500000e+00]> : tensor<2xf32>
+// CHECK: linalg.copy
+// CHECK: fusion = "opaque"
+// CHECK-LABEL: func.func @constant_results
+// CHECK: %[[S:.*]] = "ascend.launch"()
+// CHECK: %[[C:.*]] = "ascend.launch"()
+// CHECK: return %[[S]], %[[C]]
+// HOST-LABEL: func.func @constant_results
+func.func @constant_results() -> (tensor<4xf32>, tensor<2xf32>) {
+  %s = arith.constant dense<1.5> : tensor<4xf32>
+  %c = arith.constant dense<[1.0, 2.5]> : tensor<2xf32>
+  return %s, %c : tensor<4xf32>, tensor<2xf32>
+}

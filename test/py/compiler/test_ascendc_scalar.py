@@ -26,10 +26,13 @@ NP_TYPES = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "i64": np.i
 
 
 def _through_ascendc(tmp_path: Path, fn, examples: list[torch.Tensor]) -> tuple[list[np.ndarray], str]:
-    graph = import_fx_graph(fn, examples)
+    return _text_through_ascendc(tmp_path, str(import_fx_graph(fn, examples).module), examples)
+
+
+def _text_through_ascendc(tmp_path: Path, linalg_text: str, examples: list[torch.Tensor]) -> tuple[list[np.ndarray], str]:
     with ir.Context() as ctx, ir.Location.unknown():
         load_ascend(ctx)
-        module = ir.Module.parse(str(graph.module))
+        module = ir.Module.parse(linalg_text)
         run_pipeline(module, PipelineOptions(from_torch=False, until="tile"))
         source = ascendc.emit_module(module.operation)
         (tmp_path / "kernel.cpp").write_text(source)
@@ -117,3 +120,19 @@ def test_f64_math_runs_in_double_precision(tmp_path):
     assert "F64Exp(" in source and source.count("#ifndef NPU_F64_MATH") >= 1
     for g, w in zip(got, _f64_math(*examples), strict=True):
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-13, atol=1e-14)
+
+
+def test_constant_results_are_written_by_kernels(tmp_path):
+    # torch-mlir folds a result it can compute at compile time to a constant: a splat gets a fill
+    # kernel, any other constant a copy kernel reading its values from a table in the kernel.
+    text = """func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x3xf16>, tensor<3xi64>) {
+      %c = arith.constant dense<[1.0, 2.5, -3.0, 4.0]> : tensor<4xf32>
+      %d = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]]> : tensor<2x3xf16>
+      %i = arith.constant dense<[7, -1, 3]> : tensor<3xi64>
+      return %c, %d, %i : tensor<4xf32>, tensor<2x3xf16>, tensor<3xi64>
+    }"""
+    got, source = _text_through_ascendc(tmp_path, text, [torch.zeros(4)])
+    assert source.count("static const") == 3
+    np.testing.assert_array_equal(got[0], [1.0, 2.5, -3.0, 4.0])
+    np.testing.assert_array_equal(got[2], [7, -1, 3])
+    assert got[1].dtype == np.float16 and got[1].tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from math import prod
 
+import numpy as np
 from torch_mlir import ir
 from torch_mlir.passmanager import PassManager
 
@@ -99,6 +100,7 @@ class _Printer:
         self.scratch: set[str] = set()
         self.f64_math = False  # whether the kernel calls f64_math's functions
         self.workspace = 0  # bytes of GM workspace for the intermediates UB cannot hold
+        self.module: ir.Operation | None = None  # the lowered module (its memref.globals)
         self.count = 0
 
     def fresh(self, prefix: str = "v") -> str:
@@ -128,7 +130,8 @@ class _Printer:
         self.init.append(f"{handle}.SetGlobalBuffer(reinterpret_cast<__gm__ {ct}*>({handle}Addr));")
         self.memrefs[arg] = _Memref(handle, "0", list(strides), list(t.shape), t.element_type)
 
-    def alloc(self, op: ir.Operation) -> None:
+    def alloc(self, op: ir.Operation) -> str:
+        """A buffer for the memref `op` defines (UB, else the GM workspace); its C++ name."""
         t = ir.MemRefType(op.results[0].type)
         if not t.has_static_shape:
             raise CodegenError("ERR03007 GRAPH scalar-unit AscendC: an intermediate of dynamic shape")
@@ -143,12 +146,36 @@ class _Printer:
             self.members.append(f"GlobalTensor<{ct}> {name};")
             self.init.append(f"{name}.SetGlobalBuffer(reinterpret_cast<__gm__ {ct}*>(workspaceAddr + {self.workspace}));")
             self.workspace += aligned
-            return
+            return name
         self.ub_used += aligned
         self.members.append(f"TBuf<TPosition::VECCALC> {name}Buf;")
         self.init.append(f"pipe.InitBuffer({name}Buf, {aligned});")
         self.init.append(f"{name} = {name}Buf.Get<{ct}>();")
         self.members.append(f"LocalTensor<{ct}> {name};")
+        return name
+
+    def constant_table(self, op: ir.Operation, module: ir.Operation) -> None:
+        """memref.get_global of a constant (a non-splat tensor the kernel reads, e.g. a returned
+        literal): a buffer that Init fills from a C++ array of its values."""
+        symbol = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+        found = [g.operation for g in module.regions[0].blocks[0].operations
+                 if g.operation.name == "memref.global" and ir.StringAttr(g.attributes["sym_name"]).value == symbol]
+        value = found[0].attributes["initial_value"] if found else None
+        if not isinstance(value, ir.DenseElementsAttr):
+            raise CodegenError(f"ERR03007 GRAPH scalar-unit AscendC: global @{symbol} has no dense initial value")
+        t = ir.MemRefType(op.results[0].type)
+        name, ct = self.alloc(op), _ctype(t.element_type, _CTYPES)
+        n = prod(t.shape)
+        if value.is_splat:
+            values = [value.get_splat_value()] * n
+        else:
+            try:
+                values = np.array(memoryview(value)).ravel().tolist()
+            except (TypeError, ValueError) as err:  # the bindings' buffer has no bf16
+                raise CodegenError(f"ERR03007 GRAPH scalar-unit AscendC: a {t.element_type} constant table ({err})") from err
+        literals = ", ".join(_literal(v, t.element_type) for v in values)
+        self.init.append(f"{{ static const {ct} values[{n}] = {{{literals}}};")
+        self.init.append(f"  for (int64_t k = 0; k < {n}; ++k) {name}.SetValue(k, values[k]); }}")
 
     def view(self, op: ir.Operation) -> None:
         """reinterpret_cast / collapse / expand / cast: the same handle, the layout of the result type."""
@@ -200,6 +227,8 @@ class _Printer:
             self.names[op.results[0]] = _constant(op)
         elif name in ("memref.alloc", "memref.alloca"):
             self.alloc(op)
+        elif name == "memref.get_global":
+            self.constant_table(op, self.module)
         elif name in ("memref.reinterpret_cast", "memref.collapse_shape", "memref.expand_shape", "memref.cast"):
             self.view(op)
         elif name == "memref.load":
@@ -467,8 +496,27 @@ def _width(t: ir.Type) -> int:
     return 64 if isinstance(t, ir.IndexType) else t.width
 
 
+def _literal(value, element: ir.Type) -> str:
+    """A C++ literal of one element of a dense constant (a Python number or an attribute)."""
+    if isinstance(value, ir.Attribute):
+        return _constant_value(value)
+    if isinstance(element, ir.IntegerType):
+        return str(int(value)) if element.width != 1 else ("true" if value else "false")
+    f = float(value)
+    if f != f:
+        text = "(0.0f / 0.0f)"
+    elif f in (float("inf"), float("-inf")):
+        text = ("-" if f < 0 else "") + "(1.0f / 0.0f)"
+    else:
+        text = repr(f) + ("f" if str(element) != "f64" else "")
+    return text if str(element) in ("f32", "f64") else f"{_ctype(element, _CTYPES)}({text})"
+
+
 def _constant(op: ir.Operation) -> str:
-    value = op.attributes["value"]
+    return _constant_value(op.attributes["value"])
+
+
+def _constant_value(value: ir.Attribute) -> str:
     if isinstance(value, ir.BoolAttr):
         return "true" if value.value else "false"
     if isinstance(value, ir.FloatAttr):
@@ -546,6 +594,7 @@ def _emit(kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
 
 def _print(func: ir.Operation, kernel: ir.Operation, sig: KernelSignature, ub_bytes: int) -> str:
     p = _Printer(sig, ub_bytes)
+    p.module = func.parent
     block = func.regions[0].blocks[0]
     kernel_args = list(kernel.regions[0].blocks[0].arguments)
     args = list(block.arguments)
