@@ -200,3 +200,18 @@ def test_fp32_operand_stored_in_nz(tmp_path, case):
     np.testing.assert_allclose(got, fn(stored, other).numpy(), rtol=1e-4, atol=1e-4)
     (sim_out,) = run_sim(fn, [stored, other])
     np.testing.assert_allclose(got, sim_out.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_epilogue_selects_by_a_bool_mask(tmp_path):
+    """A dropout-shaped epilogue: the bool keep-mask comes from GM as bytes and becomes Select's bit
+    mask in UB (Cast to half, CompareScalar != 0); two results, from the workspace tile."""
+    def fn(a, b, bias, keep):
+        h = torch.relu(a @ b + bias)
+        return h, torch.where(keep, h * 1.25, 0.0)
+    torch.manual_seed(0)
+    examples = [torch.randn(40, 24), torch.randn(24, 36), torch.randn(36), torch.rand(40, 36) > 0.5]
+    got, kernels_ir = run_through_ascendc(tmp_path, fn, examples)
+    assert kernels_ir.count('"ascend.kernel"') == 1 and "CompareScalar" in (tmp_path / "kernel.cpp").read_text()
+    for g, want, sim_value in zip(got, fn(*examples), run_sim(fn, examples)):
+        np.testing.assert_allclose(g, want.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(g, sim_value.numpy(), rtol=1e-5, atol=1e-5)

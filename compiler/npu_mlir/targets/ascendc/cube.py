@@ -196,11 +196,11 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
     copy_in = ["CopyRowsIn(acc, wsGm[block * tiling_.base_m * tiling_.base_n + r0 * tiling_.base_n], rows, nLen, pitch, "
                "tiling_.base_n);  // the tile Fixpipe wrote" if staged else
                "CopyRowsIn(acc, cGm[at], rows, nLen, pitch, tiling_.n);  // the tile Fixpipe wrote"]
+    masks = []
     for name, v in _other_inputs(kernel, sig):
         t = ctype(v.type)
         if str(ir.RankedTensorType(v.type).element_type) == "i1":
-            raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: bool tensors are bytes in GM but bit masks in UB; "
-                               "an epilogue with an i1 input has no AscendC lowering")
+            masks += _mask_from_bytes(sig, name, v, cls[v], local)
         members.append(f"GlobalTensor<{t}> {name}Gm;")
         init.append(f"{name}Gm.SetGlobalBuffer(reinterpret_cast<__gm__ {t}*>({name}));")
         copy_in.append(f"CopyRowsIn({name}, {name}Gm[at], rows, nLen, pitch, tiling_.n);" if cls[v] == "full"
@@ -214,7 +214,7 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
         if staged:
             members.append(f"GlobalTensor<{ctype(v.type)}> {name}Gm;")
             init.append(f"{name}Gm.SetGlobalBuffer(reinterpret_cast<__gm__ {ctype(v.type)}*>({name}));")
-    body = loads + copy_in + ["SetFlag<HardEvent::MTE2_V>(0);", "WaitFlag<HardEvent::MTE2_V>(0);"]
+    body = loads + copy_in + ["SetFlag<HardEvent::MTE2_V>(0);", "WaitFlag<HardEvent::MTE2_V>(0);"] + masks
     body += compute(ops, names)
     body += ["SetFlag<HardEvent::V_MTE3>(0);", "WaitFlag<HardEvent::V_MTE3>(0);", *copy_out,
              "SetFlag<HardEvent::MTE3_MTE2>(0);", "WaitFlag<HardEvent::MTE3_MTE2>(0);"]
@@ -238,6 +238,20 @@ def _epilogue(kernel: ir.Operation, sig: KernelSignature, fixed: ir.Value, ops: 
     align = 32 // min(elem_bytes(v.type) for v in local)
     members.insert(0, f"static constexpr int64_t ALIGN = {align};  // elements in 32 bytes of the narrowest dtype")
     return members, init, method
+
+
+def _mask_from_bytes(sig: KernelSignature, name: str, v: ir.Value, cls: str, local: dict[ir.Value, str]) -> list[str]:
+    """Vector code that turns a bool input's bytes (0 / 1, as GM holds them) into the bit mask Select
+    reads, in place in its UB buffer: Cast to half (in the first select's result buffer, free until
+    that select writes it), then CompareScalar != 0."""
+    users = [u.owner for u in v.uses]
+    selects = [o for o in users if o.name == "ascend.select" and o.operands[0] == v]
+    if cls != "full" or not selects or len(selects) != len(users) or elem_bytes(selects[0].results[0].type) < 2:
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: an epilogue reads bool input {name} other than as "
+                           "a full-tile Select mask")
+    scratch = f"{local[selects[0].results[0]]}.ReinterpretCast<half>()"
+    return [f"Cast({scratch}, {name}, RoundMode::CAST_NONE, n);  // bool bytes (0 / 1) -> half",
+            f"CompareScalar({name}, {scratch}, half(0), CMPMODE::NE, n);  // -> the bit mask Select reads"]
 
 
 def _other_inputs(kernel: ir.Operation, sig: KernelSignature) -> list[tuple[str, ir.Value]]:
