@@ -35,6 +35,8 @@ def _entry(name: str, target: str, summary: str, **options: str) -> tuple[str, P
 
 PASSES: dict[str, PassInfo] = dict(
     [
+        _entry("ascend-propagate-nan", "npu_mlir.passes.propagate_nan:run",
+               "Make torch-mlir's maximum/minimum and argmax/argmin reductions propagate NaN as torch does"),
         _entry("ascend-split-index-checks", "npu_mlir.passes.split_index_checks:run",
                "Move index-bounds asserts that guard no memory access out of the generics that use the index"),
         _entry("ascend-attach-target", "npu_mlir.passes.attach_target:run",
@@ -65,6 +67,12 @@ PASSES: dict[str, PassInfo] = dict(
                "Drop the constant unit dims of keepdim reduction outputs so the block split can slice them"),
         _entry("sim-predicates", "npu_mlir.targets.sim.predicates:run",
                "Clone each shared i1 elementwise linalg.generic per consumer so no bool tensor is stored"),
+        _entry("sim-fusion-fence", "npu_mlir.targets.sim.fusion_fence:run",
+               "Fence costly producers a contraction would recompute, and reshapes merging a matmul's "
+               "reduced dim, from linalg-fuse-elementwise-ops",
+               remove="erase the fences instead, after the fusion passes (default false)"),
+        _entry("sim-bf16-storage", "npu_mlir.targets.sim.bf16_storage:run",
+               "Move bf16 data as i16 in an LLVM-dialect kernel so LLVM never holds a bf16 value"),
         _entry("ascend-approximate-math", "npu_mlir.passes.approximate_math:run",
                "Replace math.exp/log/tanh/erf with polynomial approximations"),
     ]

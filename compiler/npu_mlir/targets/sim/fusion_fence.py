@@ -110,7 +110,7 @@ def fence_recomputed_producers(module: ir.Module) -> None:
     for n, value in enumerate(values):
         name = f"{FENCE}_{n}"
         producer = value.owner
-        with ir.InsertionPoint(module.body), producer.location:
+        with ir.InsertionPoint(module.operation.regions[0].blocks[0]), producer.location:
             func.FuncOp(name, ir.FunctionType.get([value.type], []), visibility="private")
         with ir.InsertionPoint.after(producer), producer.location:
             func.CallOp([], ir.FlatSymbolRefAttr.get(name), [value])
@@ -130,3 +130,10 @@ def remove_fences(module: ir.Module) -> None:
     module.operation.walk(visit)
     for op in fences:
         op.erase()
+
+
+def run(module: ir.Operation, *, remove: bool = False) -> bool:
+    """The registered pass (sim-fusion-fence): fence the producers before the fusion passes, and with
+    `remove` erase the fences after them, as the sim's lowering does around its linalg fusion."""
+    (remove_fences if remove else fence_recomputed_producers)(module)
+    return True
