@@ -306,17 +306,22 @@ def test_img2col_into_l0b_and_by_repeats(kernels, tmp_path, name):
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=1e-3, atol=1e-3)
 
 
-def test_img2col_transposed_into_l0b_gives_the_weight_gradient(kernels, tmp_path):
-    # dW = dY * img2col: the img2col matrix transposed into L0B (output positions along K).
+@pytest.mark.parametrize("name", ["conv_weight_grad", "conv_weight_grad_t"])
+def test_img2col_transposed_gives_the_weight_gradient(kernels, tmp_path, name):
+    # dW = dY * img2col: the img2col matrix transposed into L0B (output positions along K), or
+    # dW^T = img2col^T * dY^T with it transposed into L0A (window columns along M).
     rng = np.random.default_rng(22)
     x = rng.standard_normal((6, 7, 32)).astype(np.float16)
     dy = rng.standard_normal((32, 42)).astype(np.float16)  # [Co][Ho * Wo]
-    (dw,), _ = run(kernels, tmp_path, "conv_weight_grad", 1, [x, dy], [(32 * 288, np.float32)])
     xp = np.pad(x.astype(np.float64), ((1, 1), (1, 1), (0, 0)))
     # img2col [Ho * Wo][K] in FRACTAL_Z's column order k = ((c1 * 3 + kh) * 3 + kw) * 16 + c0.
     cols = np.stack([xp[kh:kh + 6, kw:kw + 7, :] for kh in range(3) for kw in range(3)], axis=2)  # [6][7][9][32]
     img2col = cols.reshape(42, 9, 2, 16).transpose(0, 2, 1, 3).reshape(42, 288)
-    np.testing.assert_allclose(dw.reshape(32, 288), dy.astype(np.float64) @ img2col, rtol=1e-3, atol=1e-2)
+    want = dy.astype(np.float64) @ img2col
+    if name == "conv_weight_grad_t":
+        dy, want = np.ascontiguousarray(dy.T), want.T
+    (dw,), _ = run(kernels, tmp_path, name, 1, [x, dy], [(32 * 288, np.float32)])
+    np.testing.assert_allclose(dw.reshape(want.shape), want, rtol=1e-3, atol=1e-2)
 
 
 def test_c_api_bias_table_starts_the_matmul(kernels, tmp_path):

@@ -6,6 +6,8 @@
 //   c_api_conv_positions_as_n  the same through the C API's 3D asc_copy_l12l0b.
 //   conv_weight_grad     dW[Co][K] = dY[Co][Ho * Wo] * img2col: the img2col transposed into L0B
 //                        (positions along K, padded from 42 to 48 with the pad value), dY is A.
+//   conv_weight_grad_t   dW^T[K][Co] = img2col^T * dY^T: the img2col transposed into L0A (window
+//                        columns along M, positions along K), dY^T [Ho * Wo][Co] is B.
 //   conv_repeat_rows     Y[Ho * Wo][Co] through img2col into L0A 16 rows at a time by the repeat
 //                        registers (SetLoadDataRepeat: 3 iterations along the height).
 // Registered into kernels.cpp's table.
@@ -21,7 +23,7 @@ constexpr uint32_t FRAC = 256;  // half elements in a 512-byte fractal
 constexpr uint16_t H = 6, W = 7, C = 32, CO = 32, K = C * 9, P = H * W, P16 = (P + 15) / 16 * 16;
 constexpr uint16_t K1 = K / 16, P1 = P16 / 16, CO1 = CO / 16;
 
-enum class Form { PositionsAsN, WeightGrad, RepeatRows };
+enum class Form { PositionsAsN, WeightGrad, WeightGradT, RepeatRows };
 
 template <Form FORM>
 class KernelImg2Col {
@@ -60,6 +62,15 @@ class KernelImg2Col {
         LoadData(a2[mi * P1 * FRAC], o1, LoadData2DParams(mi, P1, CO1, 0, 0, false, 0));
       LoadData(b2, x1, LoadData3DParamsV2<half>(pads, H, W, C, K, P16, 0, 0, 1, 1, 3, 3, 1, 1, true, false, half(0)));
       Multiply(c1, a2, b2, CO, K, P16, K);
+    } else if constexpr (FORM == Form::WeightGradT) {
+      InitConstValue(o1, InitConstValueParams<half>(1, static_cast<uint16_t>(P16 * CO * sizeof(half) / 32), 0, half(0)));
+      DataCopy(o1, aGm, Nd2NzParams(1, P, CO, 0, CO, P16, 1, 0));  // dY^T [P][Co] -> NZ, rows padded to 48
+      SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+      WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+      LoadData(a2, x1, LoadData3DParamsV2<half>(pads, H, W, C, K, P16, 0, 0, 1, 1, 3, 3, 1, 1, true, false, half(0)));
+      for (uint16_t ki = 0; ki < P1; ++ki)  // [P][Co] in NZ -> nZ: transpose each fractal
+        LoadData(b2[ki * CO1 * FRAC], o1, LoadData2DParams(ki, CO1, P1, 0, 0, true, 0));
+      Multiply(c1, a2, b2, K, CO, P16, CO);
     } else {
       DataCopy(o1, aGm, Nd2NzParams(1, K, CO, 0, CO, K, 1, 0));  // the weight [K][Co] -> NZ
       SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
@@ -130,6 +141,11 @@ extern "C" __global__ __cube__ void conv_weight_grad(GM_ADDR x, GM_ADDR dy, GM_A
   op.Init(x, dy, dw);
   op.Process();
 }
+extern "C" __global__ __cube__ void conv_weight_grad_t(GM_ADDR x, GM_ADDR dyt, GM_ADDR dwt) {
+  KernelImg2Col<Form::WeightGradT> op;
+  op.Init(x, dyt, dwt);
+  op.Process();
+}
 extern "C" __global__ __cube__ void conv_repeat_rows(GM_ADDR x, GM_ADDR w, GM_ADDR y) {
   KernelImg2Col<Form::RepeatRows> op;
   op.Init(x, w, y);
@@ -143,6 +159,8 @@ static const RegisterKernels kImg2ColKernels({
     {"conv_positions_as_n",
      [](auto& a, uint32_t d, aclrtStream s) { conv_positions_as_n<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
     {"conv_weight_grad", [](auto& a, uint32_t d, aclrtStream s) { conv_weight_grad<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
+    {"conv_weight_grad_t",
+     [](auto& a, uint32_t d, aclrtStream s) { conv_weight_grad_t<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
     {"conv_repeat_rows", [](auto& a, uint32_t d, aclrtStream s) { conv_repeat_rows<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
     {"c_api_conv_positions_as_n",
      [](auto& a, uint32_t d, aclrtStream s) { c_api_conv_positions_as_n<<<d, nullptr, s>>>(a[0], a[1], a[2]); }},
