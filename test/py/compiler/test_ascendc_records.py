@@ -72,6 +72,7 @@ CALLS: dict[str, tuple[str, list]] = {
     "sum_leading": ("aten::sum.dim_IntList", [t(16, 64), [0]]),
     "amax_bf16": ("aten::amax", [t(8, 96, dtype=BF16), [1]]),
     "softmax": ("aten::_softmax", [t(8, 128), 1, False]),
+    "softmax_split_rows": ("aten::_softmax", [t(2, 70000), 1, False]),  # intermediates in the GM workspace
     "log_softmax_f16": ("aten::_log_softmax", [t(8, 64, dtype=F16), 1, False]),
     "layer_norm": ("aten::native_layer_norm", [t(8, 64), [64], t(64), t(64), 1e-5]),
     "layer_norm_backward": ("aten::native_layer_norm_backward",

@@ -140,7 +140,7 @@ def signature(kernel: ir.Operation) -> KernelSignature:
     )
     if kind == "matmul":
         sig.workspace = _cube_workspace(kernel)
-    elif kind == "opaque":
+    elif kind == "opaque" or "col_tiles" in tiling:  # the kernels that always run on the scalar unit
         sig.workspace = _scalar_workspace(kernel, sig)
     return sig
 
@@ -187,7 +187,7 @@ def _scalar_body(kernel: ir.Operation, sig: KernelSignature, why: str) -> str:
     try:
         body = scalar.emit(kernel, sig, ub_bytes)
         if scalar.workspace_bytes(kernel, sig, ub_bytes) > sig.workspace:
-            # Only opaque kernels get a workspace argument (signature()); a vector kernel would need one.
+            # Only kernels that always run there get a workspace argument (signature()).
             raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its scalar-unit intermediates exceed UB "
                                f"({ub_bytes} bytes) and a {kind_of(kernel)} kernel has no GM workspace")
         return body
