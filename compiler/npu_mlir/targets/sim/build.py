@@ -8,20 +8,27 @@ shared object in the kernel cache (object.py); the result is a `CompiledKernel` 
 an `aclrtKernelFunc` for the runtime's launch. The argument layout is documented in sim_abi.
 Compiles are memoized on disk by a hash of the IR, the argument specs, the tiling and this
 compiler's ABI version, so a second process loads the .so instead of compiling.
+
+Inside `linking_together()` (a compile worker wraps each request in it) the kernels compiled are
+lowered one by one but generated and linked as one module into one .so when the block ends: LLVM's
+code generator and the linker cost ~25 ms and ~10 ms per call whatever the module's size, and a
+launch list or a compiled graph holds several kernels.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import json
 import struct
 import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import torch
 from torch_mlir import ir
@@ -159,24 +166,113 @@ def compile_linalg(module: ir.Module | str, tiling: SimTiling | None = None, *, 
     meta_path = so_path.with_suffix(".json")
     tensor_in = tuple(s for s, f in zip(inputs, flags) if not f)
     scalars = tuple(s.dtype for s, f in zip(inputs, flags) if f)
-    if so_path.exists() and meta_path.exists():
-        block_dim = json.loads(meta_path.read_text())["block_dim"]
-        return CompiledKernel(str(so_path), symbol, block_dim, tensor_in, tuple(outputs), scalars, 0.0, True)
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        library = so_path.with_name(meta.get("library", so_path.name))  # a batch's library holds several kernels
+        if library.exists():
+            return CompiledKernel(str(library), symbol, meta["block_dim"], tensor_in, tuple(outputs), scalars, 0.0, True)
+    batch: _LinkBatch | None = getattr(_tls, "batch", None)
+    if batch is not None and key in batch.kernels:
+        return batch.kernels[key]
 
     start = time.perf_counter()
     func_name = ir.StringAttr(func.attributes["sym_name"]).value
-    block_dim = _build(text, func_name, symbol, inputs, flags, outputs, tiling.block_dim, so_path)
+    module, block_dim = _lower(text, func_name, symbol, inputs, flags, outputs, tiling.block_dim)
+    if batch is not None and batch.accepts(so_path.parent):
+        kernel = CompiledKernel(str(batch.library), symbol, block_dim, tensor_in, tuple(outputs), scalars,
+                                (time.perf_counter() - start) * 1e3, False)
+        batch.add(key, kernel, module, meta_path)
+        return kernel
+    _generate(module, symbol, so_path)
     meta_path.write_text(json.dumps({"block_dim": block_dim, "symbol": symbol}))
     elapsed = (time.perf_counter() - start) * 1e3
     return CompiledKernel(str(so_path), symbol, block_dim, tensor_in, tuple(outputs), scalars, elapsed, False)
+
+
+class _LinkBatch:
+    """Kernels lowered inside one `linking_together()` block, waiting for their common .so."""
+
+    def __init__(self) -> None:
+        self.kernels: dict[str, CompiledKernel] = {}  # by cache key: a kernel built twice in a block is one
+        self.modules: list[tuple[str, ir.Module]] = []  # (symbol, its LLVM-dialect module)
+        self.metas: list[tuple[Path, dict]] = []
+        self.library: Path | None = None
+
+    def accepts(self, directory: Path) -> bool:
+        if self.library is None:
+            self.library = directory / f"{SYMBOL_PREFIX}linked_{uuid.uuid4().hex[:20]}.so"
+        return self.library.parent == directory
+
+    def add(self, key: str, kernel: CompiledKernel, module: ir.Module, meta_path: Path) -> None:
+        self.kernels[key] = kernel
+        self.modules.append((kernel.symbol, module))
+        self.metas.append((meta_path, {"block_dim": kernel.block_dim, "symbol": kernel.symbol,
+                                       "library": self.library.name}))
+
+
+@contextlib.contextmanager
+def linking_together() -> Iterator[None]:
+    """Kernels compiled by this thread inside the block share one code generation and one .so, built
+    when the block ends (a kernel's library does not exist before: nothing inside may load one).
+    Raises SimCompileError at the end when that build fails."""
+    if getattr(_tls, "batch", None) is not None:  # nested: the outer block links
+        yield
+        return
+    batch = _tls.batch = _LinkBatch()
+    try:
+        yield
+    finally:
+        _tls.batch = None
+    if not batch.modules:
+        return
+    with _context(), ir.Location.unknown():
+        if len(batch.modules) == 1:
+            symbol, module = batch.modules[0]
+            _generate(module, symbol, batch.library)
+        else:
+            _generate(_merged(batch.modules), "linked kernels", batch.library)
+    for meta_path, meta in batch.metas:
+        meta_path.write_text(json.dumps(meta))
+
+
+def _merged(modules: list[tuple[str, ir.Module]]) -> ir.Module:
+    """One LLVM-dialect module of several kernels' modules. Each kernel's own symbols start with its
+    (unique) symbol; each module's internal globals get that symbol as prefix, and the runtime helpers
+    every module declares or defines alike (malloc, libm, MLIR's allocation wrappers) are kept once."""
+    merged = ir.Module.create()
+    for attr in modules[0][1].operation.attributes:  # data layout / target triple, if the lowering set them
+        merged.operation.attributes[attr.name] = attr.attr
+    seen: set[str] = set()
+
+    def name_of(op: ir.Operation) -> str | None:
+        return ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes else None
+
+    for symbol, module in modules:
+        ops = [op.operation for op in module.body.operations]
+        for op in ops:
+            name = name_of(op)
+            linkage = str(op.attributes["linkage"]) if "linkage" in op.attributes else ""
+            hidden = "internal" in linkage or "private" in linkage or "sym_visibility" in op.attributes
+            if name is not None and not name.startswith(symbol) and hidden:
+                ir.SymbolTable.replace_all_symbol_uses(name, f"{symbol}_{name}", module.operation)
+                ir.SymbolTable.set_symbol_name(op, f"{symbol}_{name}")
+        for op in ops:
+            name = name_of(op)
+            if name is None or name.startswith(symbol):
+                merged.body.append(op)
+            elif name not in seen:
+                seen.add(name)
+                merged.body.append(op)
+    return merged
 
 
 def _identifier(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)[:40]
 
 
-def _build(text: str, func_name: str, symbol: str, inputs: list[TensorSpec], flags: list[bool],
-           outputs: list[TensorSpec], requested_blocks: int, so_path: Path) -> int:
+def _lower(text: str, func_name: str, symbol: str, inputs: list[TensorSpec], flags: list[bool],
+           outputs: list[TensorSpec], requested_blocks: int) -> tuple[ir.Module, int]:
+    """The kernel's LLVM-dialect module (its ABI entry `symbol` included) and the block count it uses."""
     with _context(), ir.Location.unknown():
         for blocks in (requested_blocks, 1):
             # The entry calls the user function, so both must be parsed as one module.
@@ -195,10 +291,17 @@ def _build(text: str, func_name: str, symbol: str, inputs: list[TensorSpec], fla
             asserts = sim_lowering.lower(module, symbol)
             wrapper = ir.Module.parse(sim_abi.wrapper_text(symbol, inputs, flags, outputs, asserts))
             module.body.append(list(wrapper.body.operations)[-1])
-            sim_object.build_shared_object(module, so_path)
         except (ir.MLIRError, ValueError) as err:
             raise SimCompileError(f"lowering kernel {symbol} to LLVM failed: {err}", code="ERR03005") from err
-    return used
+    return module, used
+
+
+def _generate(module: ir.Module, what: str, so_path: Path) -> None:
+    with _context(), ir.Location.unknown():
+        try:
+            sim_object.build_shared_object(module, so_path)
+        except (ir.MLIRError, ValueError) as err:
+            raise SimCompileError(f"lowering kernel {what} to LLVM failed: {err}", code="ERR03005") from err
 
 
 def _check_tensor(t: torch.Tensor, spec: TensorSpec, what: str) -> None:
@@ -252,5 +355,5 @@ def run_on_host(kernel: CompiledKernel, inputs: Sequence[torch.Tensor], scalars:
     return outputs
 
 
-__all__ = ["SimTiling", "CompiledKernel", "TensorSpec", "compile_linalg", "run_on_host", "pack_args",
+__all__ = ["SimTiling", "CompiledKernel", "TensorSpec", "compile_linalg", "linking_together", "run_on_host", "pack_args",
            "SIM_ABI_VERSION", "SYMBOL_PREFIX"]
