@@ -39,10 +39,13 @@ def test_attention_forward_three_results_split_over_blocks():
     assert compile_and_check(fn, [q, k, v], blocks=4) == 4
 
 
-def test_a_result_computed_from_another_runs_on_one_block():
-    # Splitting would recompute the first result inside the second's slice loop: kept whole.
+def test_a_result_computed_from_another_splits_over_blocks():
+    # The second result's slice loop recomputes its slice of the first; CSE merges the two once fused.
     x = torch.randn(32, 48)
-    assert compile_and_check(lambda a: (a * 3, (a * 3).sum(-1)), [x]) == 1
+    assert compile_and_check(lambda a: (a * 3, (a * 3).sum(-1)), [x]) == 8
+    # an elementwise chain of results, as an optimizer step's moments and the update that reads them
+    y, g = torch.randn(32, 48), torch.randn(32, 48)
+    assert compile_and_check(lambda p, d: (m := p * 0.9 + d * 0.1, p - 0.01 * m / (m * m + 1e-8).sqrt()), [y, g]) == 8
 
 
 def test_results_without_a_common_dim_run_on_one_block():

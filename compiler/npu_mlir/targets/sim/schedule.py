@@ -6,9 +6,10 @@ Two levels, as on the chip:
   is then pinned to a single iteration at `block_idx`, so each block computes its own slice of the
   output. Producers that cannot be sliced are recomputed whole by every block into block-private
   buffers - slower, never wrong. The split is skipped (block_dim 1) whenever a block could write
-  outside its slice: a result that is not produced by a structured op or is computed from another
-  result, results that share no parallel dim, or an output initialised by a non-fusable op. Several
-  results are tiled alike along a dim they share, and their slice loops fused into one.
+  outside its slice: a result that is not produced by a structured op, results that share no
+  parallel dim, or an output initialised by a non-fusable op. Several results are tiled alike along
+  a dim they share, and their slice loops fused into one (a result computed from another recomputes
+  that one's slice in its own loop; CSE merges the two).
 - UB tiles: every structured op is tiled so its innermost loops fit a few vector registers, then
   vectorized. Tile sizes always divide the static loop range: a remainder would stay scalar.
 """
@@ -110,33 +111,16 @@ def _structured_ops(func: ir.Operation) -> list[ir.Operation]:
 
 
 def _returned_producers(func: ir.Operation) -> list[ir.Operation] | None:
-    """One single-result linalg.generic per returned value, none feeding another; else None."""
+    """One single-result linalg.generic per returned value, each returned once; else None."""
     ret = func.regions[0].blocks[0].operations[len(func.regions[0].blocks[0].operations) - 1]
     roots = [_defining_op(v) for v in ret.operands]
     if not roots or any(op is None or op.name != "linalg.generic" or len(op.results) != 1 for op in roots):
         return None
     for n, root in enumerate(roots):
         others = roots[:n] + roots[n + 1:]
-        # A root computed from another would be recomputed inside the other's slice loop - and a
-        # loop reading a sibling's result cannot be fused with it.
-        if any(other == root for other in others) or any(_feeds(other, root) for other in others):
+        if any(other == root for other in others):
             return None
     return roots
-
-
-def _feeds(producer: ir.Operation, consumer: ir.Operation) -> bool:
-    seen, stack = [], [consumer]
-    while stack:
-        op = stack.pop()
-        for operand in op.operands:
-            owner = _defining_op(operand)
-            if owner is None or any(owner == s for s in seen):
-                continue
-            if owner == producer:
-                return True
-            seen.append(owner)
-            stack.append(owner)
-    return False
 
 
 def _defining_op(value: ir.Value) -> ir.Operation | None:
@@ -218,14 +202,18 @@ def split_over_blocks(module: ir.Module, func: ir.Operation, requested: int) -> 
     body = list(func.regions[0].blocks[0].operations)
     position = lambda op: next(i for i, o in enumerate(body) if o.operation == op)
     roots, dims = zip(*sorted(zip(roots, dims), key=lambda pair: position(pair[0])))
+    # Every root is matched before any is tiled, and the last is tiled first: a root that reads an
+    # earlier one then fuses a copy of that one's generic into its slice loop (CSE merges the two
+    # slices once the loops are fused), where tiled later it would read the earlier root's loop.
     commands = []
-    for n, (root, dim) in enumerate(zip(roots, dims)):
+    for n, root in enumerate(roots):
         root.attributes[ROOT_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)
+        commands.append(f"%op{n} = transform.structured.match attributes{{{ROOT_ATTR} = {n} : i64}} in %root "
+                        ": (!transform.any_op) -> !transform.any_op")
+    for n, (root, dim) in reversed(list(enumerate(zip(roots, dims)))):
         sizes = [0] * len(loop_nest(root).ranges)
         sizes[dim] = chunk
         commands.append(
-            f"%op{n} = transform.structured.match attributes{{{ROOT_ATTR} = {n} : i64}} in %root "
-            ": (!transform.any_op) -> !transform.any_op\n"
             f"%tiled{n}, %loop{n} = transform.structured.fuse %op{n} tile_sizes {sizes} {{apply_cleanup}} "
             ": (!transform.any_op) -> (!transform.any_op, !transform.any_op)")
     if len(roots) > 1:
