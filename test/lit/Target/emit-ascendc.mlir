@@ -129,3 +129,22 @@
 // ERR: untranslatable.mlir:14:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)
 // ERR: untranslatable.mlir:23:1: error: ERR03007 GRAPH kernel @abs_f8 has no AscendC lowering (element type f8E4M3FN has no AscendC type; cast to f32/f16/bf16/i32 first; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)
 // LOWERED: error: ERR03007 GRAPH kernel @chain is already lowered to tile-level ops; emit AscendC from the ascend-tile / ascend-plan-memory output
+
+// -----
+
+// A row too long for UB (70000 f32) is split across column tiles: each tile is copied in and
+// reduced, the row's accumulator folds the partial results, and its one element goes out after the
+// row's last tile.
+// CHECK-LABEL: // ---- kernel @long_rows (tiling kind row)
+// CHECK: // A row split across 5 UB tiles
+// CHECK: const int64_t len = c == tiling_.col_tiles - 1 ? tiling_.tail_col_tile : tiling_.col_tile;
+// CHECK: CopyIn1D(in0, in0Gm[r * tiling_.cols + c * tiling_.col_tile], len);
+// CHECK: ReduceSum(out0, in0, work_f32, len);
+// CHECK: ReduceSum(part_f32, in0, work_f32, len);
+// CHECK-NEXT: Add(out0, out0, part_f32, 1);
+// CHECK: CopyOut1D(out0Gm[r], out0, 1);
+"ascend.kernel"() ({
+^bb0(%a: tensor<3x70000xf32>):
+  %0 = "ascend.reduce"(%a) {dims = array<i64: 1>, keepdim = false, kind = "sum"} : (tensor<3x70000xf32>) -> tensor<3xf32>
+  "ascend.yield"(%0) : (tensor<3xf32>) -> ()
+}) {sym_name = "long_rows", function_type = (tensor<3x70000xf32>) -> tensor<3xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()

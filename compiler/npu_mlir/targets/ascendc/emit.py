@@ -140,8 +140,8 @@ def signature(kernel: ir.Operation) -> KernelSignature:
     )
     if kind == "matmul":
         sig.workspace = _cube_workspace(kernel)
-    elif kind == "opaque" or "col_tiles" in tiling:  # the kernels that always run on the scalar unit
-        sig.workspace = _scalar_workspace(kernel, sig)
+    elif kind == "opaque" or ("col_tiles" in tiling and not _split_rows_vector(kernel)):
+        sig.workspace = _scalar_workspace(kernel, sig)  # the kernels that always run on the scalar unit
     return sig
 
 
@@ -149,6 +149,12 @@ def _cube_workspace(kernel: ir.Operation) -> int:
     from . import cube
 
     return cube.workspace_bytes(kernel)
+
+
+def _split_rows_vector(kernel: ir.Operation) -> bool:
+    from . import split_rows
+
+    return split_rows.supported(kernel)
 
 
 def _scalar_workspace(kernel: ir.Operation, sig: KernelSignature) -> int:

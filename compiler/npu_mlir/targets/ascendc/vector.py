@@ -52,7 +52,8 @@ class Names:
             if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
                 value = value.get_splat_value()
             if isinstance(value, ir.FloatAttr):
-                return repr(float(value.value))
+                f = float(value.value)  # C++ has no inf / nan literal
+                return repr(f) if f - f == 0 else "(0.0f / 0.0f)" if f != f else ("-" if f < 0 else "") + "(1.0f / 0.0f)"
             if isinstance(value, ir.IntegerAttr):
                 return str(value.value)
         if op.name == "tensor.extract":
@@ -264,8 +265,9 @@ def _copy(b: Buffer, kind: str, local: str, gm: str, direction: str) -> str:
 
 def emit(kernel: ir.Operation, sig: KernelSignature, kind: str) -> str:
     if "col_tiles" in sig.tiling:
-        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: a row split across UB tiles (two-level "
-                           "reduction) has no vector lowering yet")
+        from . import split_rows
+
+        return split_rows.emit(kernel, sig)
     model = analyze(kernel)
     for b in model.buffers:
         if b.role in ("in", "out") and str(ir.RankedTensorType(b.value.type).element_type) == "i1":
