@@ -54,6 +54,11 @@ CONVOLUTIONS = {
                              [(2, 4, 8, 8), (8, 1, 3, 3), (8,)]),
     "2d_depthwise_one_image": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=6),
                                [(1, 6, 7, 7), (6, 1, 3, 3), (6,)]),
+    # One channel per group: no GEMM, a sum of per-channel scaled windows (conv_gemm._depthwise_conv).
+    "2d_depthwise_stride2": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=5),
+                             [(2, 5, 9, 8), (5, 1, 3, 3), (5,)]),
+    "transposed_2d_depthwise": (lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1,
+                                                                   groups=3), [(2, 3, 5, 4), (3, 1, 3, 3), (3,)]),
     "2d_asymmetric": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(0, 1), dilation=(1, 2)),
                       [(2, 3, 9, 8), (5, 3, 3, 2), (5,)]),
     "2d_pointwise_stride2": (lambda x, w: F.conv2d(x, w, stride=2), [(2, 4, 7, 7), (6, 4, 1, 1)]),
@@ -73,7 +78,7 @@ def test_convolution(case: str, eager_stats) -> None:
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("case", ["2d", "2d_stride2_groups2"])
+@pytest.mark.parametrize("case", ["2d", "2d_stride2_groups2", "2d_depthwise_stride2"])
 def test_convolution_half(case: str, dtype: torch.dtype, eager_stats) -> None:
     fn, shapes = CONVOLUTIONS[case]
     _check(fn, shapes, dtype)

@@ -135,6 +135,23 @@ def _gemm_conv(xt: torch.Tensor, weight: torch.Tensor, stride: list[int], dilati
     return _grouped_images(torch.bmm(rows, cols), n, out)
 
 
+def _depthwise(groups: int, c_in: int, c_out: int) -> bool:
+    """One input and one output channel per group: no GEMM is left. A depthwise layer runs as a sum
+    of per-channel scaled windows (its weight gradient: one reduction per kernel offset) - vector
+    kernels streaming the image once, where the batch matmul over the groups had register tiles
+    of 1 x 9 and gathered 9 copies of the image into columns first."""
+    return groups > 1 and groups == c_in == c_out
+
+
+def _depthwise_conv(x: torch.Tensor, weight: torch.Tensor, stride: list[int], dilation: list[int], out: list[int],
+                    reverse: bool = False) -> torch.Tensor:
+    """(N, C, *out) correlation of padded x (N, C, *spatial) with a depthwise weight (C, 1, *k)."""
+    kernel = list(weight.shape[2:])
+    # Window j (read back to front when reversed) meets kernel offset j in natural order.
+    taps = [weight[(slice(None), 0, *o)].reshape(-1, *([1] * len(kernel))) for o in _offsets(kernel, False)]
+    return sum(window * tap for window, tap in zip(_windows(x, kernel, stride, dilation, out, reverse), taps))
+
+
 def _out_sizes(spatial: list[int], kernel: list[int], stride: list[int], padding: list[int],
                dilation: list[int]) -> list[int]:
     return [(size + 2 * p - d * (k - 1) - 1) // s + 1
@@ -154,9 +171,13 @@ def _transposed(grad: torch.Tensor, weight: torch.Tensor, stride: list[int], pad
     input gradient of the forward convolution, `extra` trailing rows per dim beyond the last window."""
     kernel = list(weight.shape[2:])
     low = [d * (k - 1) - p for k, p, d in zip(kernel, padding, dilation)]
-    spread = pad_trailing(dilate_trailing(grad.transpose(0, 1), stride), low, [lo + e for lo, e in zip(low, extra)])
+    depthwise = _depthwise(groups, weight.shape[0], weight.shape[1] * groups)
+    spread = pad_trailing(dilate_trailing(grad if depthwise else grad.transpose(0, 1), stride), low,
+                          [lo + e for lo, e in zip(low, extra)])
     out = [size - d * (k - 1) for size, k, d in zip(spread.shape[2:], kernel, dilation)]
     ones = [1] * len(kernel)
+    if depthwise:  # its weight is its own channel swap
+        return _depthwise_conv(spread, weight, ones, dilation, out, reverse=True)
     return _gemm_conv(spread, _swap_channels(weight, groups), ones, dilation, groups, out, reverse=True)
 
 
@@ -172,8 +193,11 @@ def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
     else:
         kernel = list(weight.shape[2:])
         sizes = _out_sizes(list(input.shape[2:]), kernel, stride, padding, dilation)
-        xt = pad_trailing(input.transpose(0, 1), padding, padding)
-        out = _gemm_conv(xt, weight, stride, dilation, groups, sizes)
+        if _depthwise(groups, input.shape[1], weight.shape[0]):
+            out = _depthwise_conv(pad_trailing(input, padding, padding), weight, stride, dilation, sizes)
+        else:
+            out = _gemm_conv(pad_trailing(input.transpose(0, 1), padding, padding), weight, stride, dilation, groups,
+                             sizes)
     if bias is not None:
         out = out + bias.reshape(1, -1, *([1] * spatial))
     return out.to(dtype)
@@ -238,8 +262,13 @@ def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, kernel: lis
     against their layout: 2-3x slower), so grad_out is transposed image by image into the operand.
     """
     out = list(grad_output.shape[2:])
-    windows = _windows(pad_trailing(input.transpose(0, 1), padding, padding), kernel, stride, dilation, out)
     c_in, c_out = input.shape[1], grad_output.shape[1]
+    if _depthwise(groups, c_in, c_out):
+        # One reduction per kernel offset: its window of the padded input times the output gradient.
+        windows = _windows(pad_trailing(input, padding, padding), kernel, stride, dilation, out)
+        dims = [0] + list(range(2, grad_output.dim()))
+        return torch.stack([(window * grad_output).sum(dims) for window in windows], -1).reshape(c_out, 1, *kernel)
+    windows = _windows(pad_trailing(input.transpose(0, 1), padding, padding), kernel, stride, dilation, out)
     if groups == 1:
         cols = _joined([window.reshape(c_in, -1) for window in windows], 0)
         rows = _joined([image.reshape(c_out, -1).t() for image in grad_output.unbind(0)], 0)
