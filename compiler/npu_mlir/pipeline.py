@@ -18,7 +18,13 @@ computation.
 
 The eager compile worker runs stages 2-8 and builds each tiled kernel twice (targets/
 launch_list.py): the sim target's .so the runtime launches (block_dim from the tiling record) and
-AscendC + ACL source; the host function becomes the record's launch list. A call the pipeline
+AscendC + ACL source; the host function becomes the record's launch list. It stops before stage 9
+because neither target reads tile-level IR yet: the emitters print AscendC from the tiled kernel
+(its tiling record and memory plan; they refuse a lowered one), and the sim lowers the tiled
+kernel's tensor ops to linalg itself (lower_kernel_to_linalg) rather than the tile-level copy_in /
+mmad program. Stage 9 also leaves opaque kernels, rows split across UB tiles and NZ-stored cube
+operands as they are. So `ascend-lower-tiles` is what npu-opt shows of the tiling, checked by its
+lit file; it enters the product when the sim builds from its output. A call the pipeline
 refuses runs on the CPU fallback with the refusal as its reason (eager_stats() counts it): no
 kernel is built around the pipeline (TORCH_NPU_EAGER_PIPELINE=0, building from linalg, exists
 only as bench_pipeline's peer).
@@ -63,9 +69,11 @@ def fuse_linalg(o: PipelineOptions) -> list[str]:
     # Before raising: torch-mlir emits one generic per aten op; fused generics carry whole
     # chains (and reduction prologues) that raise into one connected group of ascend ops,
     # and broadcasts get folded into indexing maps on the way. After raising, linalg fusion
-    # would no longer see them. Index checks split off first, or fusion copies their asserts into
-    # every consumer of the index and those no longer raise.
-    return ["ascend-split-index-checks", "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+    # would no longer see them. Before fusion, while each generic is still one aten op: NaN made
+    # to propagate through torch-mlir's max/min idioms (fused, a user's where(a > b, a, b) would
+    # look the same), and index checks split off, or fusion copies their asserts into every
+    # consumer of the index and those no longer raise.
+    return ["ascend-propagate-nan", "ascend-split-index-checks", "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
 
 
 def attach_target(o: PipelineOptions) -> list[str]:
