@@ -1,5 +1,6 @@
 #include "stream.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -52,58 +53,57 @@ void keepFirstError(aclrtStreamImpl* stream, aclError rc) {
   }
 }
 
-// How long a worker whose queue ran dry polls for the next task before it sleeps. A host loop of
-// small ops queues one every few microseconds: sleeping between them cost a futex wake and two
-// context switches per launch (most of the 1-element hit path), polling costs a core for 50 us
-// after the last task of a burst.
-constexpr int64_t kSpinNs = 50'000;
+// How long a worker whose queue ran dry naps before it sleeps until woken. A host loop of small ops
+// queues one every few microseconds: waking the worker for each cost a futex call and two context
+// switches per launch, and polling for the next one (as it did) kept a thread runnable that took
+// the caller's share of a loaded host's cores (one scheduler group per session). Launches queued
+// during a nap are not woken for: the worker runs them as one batch when the nap ends (at most
+// this much later), and a synchronizing call cuts the nap short.
+constexpr auto kNap = std::chrono::microseconds(100);
 
-void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-// Returns once a task is queued or kSpinNs have passed.
-void spinForTask(aclrtStreamImpl* stream) {
-  const int64_t until = steadyNowNs() + kSpinNs;
-  for (unsigned polls = 0; stream->depth.load(std::memory_order_acquire) == 0; ++polls) {
-    if (polls % 64 == 63 && steadyNowNs() > until) return;
-    cpuRelax();
-  }
+// Returns with the lock held and a task queued.
+void waitForTasks(aclrtStreamImpl* stream, std::unique_lock<std::mutex>& lock) {
+  if (!stream->queue.empty()) return;
+  stream->workerNapping = true;
+  stream->taskQueued.wait_for(lock, kNap, [stream] { return !stream->workerNapping; });
+  stream->workerNapping = false;
+  if (!stream->queue.empty()) return;
+  stream->workerSleeping = true;
+  stream->taskQueued.wait(lock, [stream] { return !stream->queue.empty(); });
+  stream->workerSleeping = false;
 }
 
 void drain(aclrtStreamImpl* stream) {
+  // Everything queued is taken at once: one lock per batch, not two per task.
+  std::deque<Task> batch;
   for (;;) {
-    Task task;
     {
       std::unique_lock<std::mutex> lock(stream->mutex);
-      if (stream->queue.empty()) {
-        lock.unlock();
-        spinForTask(stream);
-        lock.lock();
-        stream->workerSleeping = true;
-        stream->taskQueued.wait(lock, [stream] { return !stream->queue.empty(); });
-        stream->workerSleeping = false;
-      }
-      task = std::move(stream->queue.front());
-      stream->queue.pop_front();
-      stream->depth.fetch_sub(1, std::memory_order_relaxed);
+      waitForTasks(stream, lock);
+      batch.swap(stream->queue);
     }
-    // A stopped device drops what was queued (the task's captures are released below).
-    aclError rc = ACL_SUCCESS;
-    if (deviceStopped(stream->device)) {
-      rc = stoppedDeviceError(stream->device, "stream task");
-    } else {
-      noteTaskStarted(stream->device);
-      rc = task();
-      noteTaskFinished(stream->device);
+    for (Task& task : batch) {
+      // A stopped device drops what was queued (the task's captures are released below).
+      aclError rc = ACL_SUCCESS;
+      if (deviceStopped(stream->device)) {
+        rc = stoppedDeviceError(stream->device, "stream task");
+      } else {
+        noteTaskStarted(stream->device);
+        rc = task();
+        noteTaskFinished(stream->device);
+      }
+      task = nullptr;
+      if (rc != ACL_SUCCESS) {
+        std::lock_guard<std::mutex> lock(stream->mutex);
+        keepFirstError(stream, rc);
+      }
     }
     {
+      // A synchronizing caller waits for the whole batch: it queued its target before the batch was taken.
       std::lock_guard<std::mutex> lock(stream->mutex);
-      keepFirstError(stream, rc);
-      ++stream->finished;
+      stream->finished += batch.size();
     }
+    batch.clear();
     stream->taskFinished.notify_all();
   }
 }
@@ -119,6 +119,10 @@ aclError takeError(aclrtStreamImpl* stream) {
 aclError synchronize(aclrtStreamImpl* stream) {
   std::unique_lock<std::mutex> lock(stream->mutex);
   uint64_t target = stream->submitted;
+  if (stream->workerNapping && stream->finished < target) {
+    stream->workerNapping = false;  // the caller waits: run what is queued now
+    stream->taskQueued.notify_one();
+  }
   stream->taskFinished.wait(lock, [stream, target] { return stream->finished >= target; });
   return takeError(stream);
 }
@@ -150,14 +154,13 @@ aclError enqueue(aclrtStream stream, Task task, const TaskInfo& info) {
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
     stream->queue.push_back(std::move(task));
-    stream->depth.fetch_add(1, std::memory_order_release);
     ++stream->submitted;
     if (!stream->workerStarted) {
       stream->workerStarted = true;
       std::thread(drain, stream).detach();
     }
-    // A polling worker sees `depth`; only a sleeping one needs the call, and only once: until it runs
-    // again, later launches would each pay a futex wake (a worker waiting for a loaded host's core).
+    // A napping worker finds the task when its nap ends; only a sleeping one needs the call, and only
+    // once: until it runs again, later launches would each pay a futex wake.
     wake = stream->workerSleeping;
     stream->workerSleeping = false;
   }

@@ -35,10 +35,10 @@ struct aclrtStreamImpl {
   aclError error = ACL_SUCCESS;  // the first task error since the last synchronizing call
   std::string errorMessage;
   bool workerStarted = false;
-  // The worker waits on taskQueued (enqueue must notify it); false while it runs or spins.
+  // The worker waits on taskQueued (enqueue must notify it); false while it runs or naps.
   bool workerSleeping = false;
-  // Tasks in `queue`, readable without the mutex by the worker spinning for the next one.
-  std::atomic<size_t> depth{0};
+  // The worker naps for the next tasks (stream.cpp); a synchronizing caller clears it to wake it early.
+  bool workerNapping = false;
   // Serialises tasks run in the caller under ASCEND_LAUNCH_BLOCKING=1 or on a sync-launch stream.
   std::mutex blockingRun;
   bool syncLaunch = false;  // ACL_SYNC_LAUNCH_STREAM_BASE.. : every task runs in the caller
