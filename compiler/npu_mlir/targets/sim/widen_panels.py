@@ -17,6 +17,7 @@ K x N conversions per block against M x N x K FMAs. bf16 contractions on the vdp
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from torch_mlir import ir
@@ -26,6 +27,10 @@ from npu_mlir.targets.sim import bf16_dot
 from npu_mlir.targets.sim.schedule import loop_nest, remainder_splits, ub_tile_sizes
 
 HALF_TYPES = ("f16", "bf16")
+# Largest operand widened whole (elements): each block holds its panel of the f32 copy as scratch
+# (scratch.py keeps it between launches), so a 4096 x 25088 f16 weight would cost 400 MB per block.
+# Larger operands keep the widening in the register tile: slower, in bounded memory.
+MAX_WIDENED_ELEMENTS = 16 << 20
 
 
 def _widened_arguments(op: ir.Operation) -> list[int]:
@@ -35,7 +40,11 @@ def _widened_arguments(op: ir.Operation) -> list[int]:
     found = []
     for i, arg in enumerate(list(block.arguments)[:inputs]):
         uses = list(arg.uses)
-        if (str(arg.type) in HALF_TYPES and uses and all(u.owner.name == "arith.extf" for u in uses)
+        operand = op.operands[i].type
+        if not isinstance(operand, ir.RankedTensorType):
+            continue
+        if (str(arg.type) in HALF_TYPES and math.prod(operand.shape) <= MAX_WIDENED_ELEMENTS and uses
+                and all(u.owner.name == "arith.extf" for u in uses)
                 and all(str(u.owner.results[0].type) == "f32" for u in uses)):
             found.append(i)
     return found
