@@ -280,6 +280,23 @@ def test_view_ops_refusals_carry_err01001():
     torch.testing.assert_close(x.t().select(1, 2).cpu(), x.cpu().t().select(1, 2))
 
 
+def test_view_size_errors_carry_err01001():
+    # view, as_strided, _reshape_alias, unfold and view_as_real/complex are npu kernels of their own
+    x = torch.randn(4, 5).npu()
+    with pytest.raises(RuntimeError, match=r"shape '\[3, 7\]' is invalid for input of size 20[\s\S]*ERR01001"):
+        x.view(3, 7)
+    with pytest.raises(RuntimeError, match=r"view size is not compatible[\s\S]*ERR01001 OPS invalid parameter"):
+        x.t().view(20)
+    with pytest.raises(RuntimeError, match=r"out of bounds for storage[\s\S]*ERR01001"):
+        x.as_strided((5, 5), (5, 1))
+    with pytest.raises(RuntimeError, match=r"maximum size for tensor at dimension 1 is 5 but size is 9[\s\S]*ERR01001"):
+        x.unfold(1, 9, 1)
+    with pytest.raises(RuntimeError, match=r"last dimension of size 2[\s\S]*ERR01001"):
+        torch.view_as_complex(x)
+    torch.testing.assert_close(x.t().reshape(20).cpu(), x.cpu().t().reshape(20))
+    torch.testing.assert_close(x.view(2, 10).unfold(1, 4, 3).cpu(), x.cpu().view(2, 10).unfold(1, 4, 3))
+
+
 def test_pinned_destination_of_a_non_blocking_copy_is_not_reused_before_the_copy_ran(big):
     src = torch.arange(1 << 16, dtype=torch.float32).npu()
     dst = torch.empty(1 << 16).pin_memory()

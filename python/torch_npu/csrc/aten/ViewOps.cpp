@@ -4,6 +4,9 @@
 // A view of a tensor stored in an internal format cannot alias its storage (the bytes
 // are not in logical order): as torch_npu does, it is a view of a base-format copy,
 // with a warning that writes through it do not reach the original.
+//
+// A size or stride these kernels refuse is the op's argument error: it carries ERR01001, as
+// the eager dispatcher's views (transpose, select, ...) do.
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
@@ -12,6 +15,7 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "torch_npu/csrc/aten/ArgumentErrors.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
 
 namespace torch_npu {
@@ -48,13 +52,29 @@ at::Tensor reshapeAlias(const at::Tensor& self, at::IntArrayRef size, at::IntArr
   return at::native::_reshape_alias(viewable(self, size, stride, self.storage_offset()), size, stride);
 }
 
+// `kernel`, with what its checks raise marked as an argument error.
+template <auto kernel>
+struct MarkingArgumentErrors;
+
+template <typename Result, typename... Args, Result (*kernel)(Args...)>
+struct MarkingArgumentErrors<kernel> {
+  static Result call(Args... args) {
+    try {
+      return kernel(args...);
+    } catch (c10::Error& e) {
+      markArgumentError(e);
+      throw;
+    }
+  }
+};
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("as_strided", TORCH_FN(asStrided));
-  m.impl("view", TORCH_FN(view));
-  m.impl("_reshape_alias", TORCH_FN(reshapeAlias));
-  m.impl("unfold", TORCH_FN(at::native::unfold));
-  m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
-  m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
+  m.impl("as_strided", TORCH_FN(MarkingArgumentErrors<&asStrided>::call));
+  m.impl("view", TORCH_FN(MarkingArgumentErrors<&view>::call));
+  m.impl("_reshape_alias", TORCH_FN(MarkingArgumentErrors<&reshapeAlias>::call));
+  m.impl("unfold", TORCH_FN(MarkingArgumentErrors<&at::native::unfold>::call));
+  m.impl("view_as_real", TORCH_FN(MarkingArgumentErrors<&at::native::view_as_real>::call));
+  m.impl("view_as_complex", TORCH_FN(MarkingArgumentErrors<&at::native::view_as_complex>::call));
 }
 
 }  // namespace
