@@ -302,7 +302,8 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its result is not the matmul's")
     staged = _staged(kernel, fixed, ops)
     if staged != bool(sig.workspace):
-        raise CodegenError(f"ERR03005 GRAPH kernel @{sig.name}: its signature has no workspace for the epilogue")
+        raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: its signature (emit.signature) disagrees on the "
+                           "epilogue workspace")
     members, init, method = _epilogue(kernel, sig, fixed, ops, staged) if ops else ([], [], "")
     out_t = ctype(fixed.type)
     # Fixpipe writes the output tile in place, or this AIC's tile of the workspace.
