@@ -1,9 +1,10 @@
 """ascend-raise-linalg: linalg on tensors (torch-mlir output) -> ascend tensor ops.
 
 Rewrites linalg.matmul / batch_matmul / conv_2d_nchw_fchw / transpose / broadcast and the
-linalg.generic ops `linalg-fuse-elementwise-ops` leaves: all-parallel ones become one ascend op
-per body op (raise_linalg_body.py), single-result reductions become the elementwise prologue plus
-`ascend.reduce`. Input indexing maps that broadcast, permute or read unit dims become explicit
+linalg.generic ops `linalg-fuse-elementwise-ops` leaves: contractions (the matmuls it folded
+reshapes into) become cube ops on collapsed dim groups (raise_linalg_contraction.py), all-parallel
+ones one ascend op per body op (raise_linalg_body.py), other single-result reductions the
+elementwise prologue plus `ascend.reduce`. Input indexing maps that broadcast, permute or read unit dims become explicit
 `tensor.collapse_shape` / `ascend.transpose` / `ascend.broadcast`. 0-d operands are read as scalars
 (`tensor.extract`), which ascend-fuse moves into the kernel with the scalar ops that use them.
 Anything else (gathers,
@@ -12,11 +13,14 @@ plain linalg. Raising is what lets ascend-assign-formats and ascend-fuse see cub
 elementwise chains as such.
 """
 
+from math import prod
+
 from torch_mlir import ir, rewrite
 from torch_mlir.dialects import tensor
 
 from ..dialects.ascend import BroadcastOp, TransposeOp, load_ascend
 from .raise_linalg_body import BodyTranslator
+from .raise_linalg_contraction import collapse_operand, epilogue_groups, raise_contraction, reassociation
 from .raise_linalg_named import raise_batch_matmul, raise_conv, raise_matmul, raise_named_broadcast, raise_named_transpose
 from .raise_linalg_reduction import raise_reduction
 
@@ -92,25 +96,48 @@ def _drop_unit_dims(value: ir.Value, keep: list[bool], tr: BodyTranslator) -> ir
     return op.result
 
 
-def raise_generic(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
+def _maps_and_domain(op: ir.OpView) -> tuple[list[ir.AffineMap], list[int]] | None:
     maps = [ir.AffineMapAttr(a).value for a in op.indexing_maps]
-    inputs, outputs = list(op.inputs), list(op.outputs)
-    domain = loop_ranges(maps, inputs + outputs)
-    if domain is None or not all(isinstance(v.type, ir.RankedTensorType) for v in inputs + outputs):
+    values = list(op.inputs) + list(op.outputs)
+    domain = loop_ranges(maps, values)
+    if domain is None or not all(isinstance(v.type, ir.RankedTensorType) for v in values):
+        return None
+    return maps, domain
+
+
+def raise_generic_contraction(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
+    found = _maps_and_domain(op)
+    if found is None or not any("reduction" in str(t) for t in op.iterator_types):
         return True
+    return raise_contraction(op, rewriter, *found)
+
+
+def raise_generic(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
+    found = _maps_and_domain(op)
+    if found is None:
+        return True
+    maps, domain = found
     if any("reduction" in str(t) for t in op.iterator_types):
         return raise_reduction(op, rewriter, maps, domain)
     block = op.region.blocks[0]
+    inputs = list(op.inputs)
     n_in = len(inputs)
     if any(m != ir.AffineMap.get_identity(len(domain)) for m in maps[n_in:]):
         return True
     if any(len(list(a.uses)) for a in list(block.arguments)[n_in:]):
         return True
+    # An epilogue runs in the shape of the cube result it reads (raise_linalg_contraction.py).
+    groups = epilogue_groups(op, maps, len(domain))
+    shape = domain if groups is None else [prod(domain[d] for d in g) for g in groups]
     with rewriter.ip, op.location:
-        tr = BodyTranslator(domain, op.location)
+        tr = BodyTranslator(shape, op.location)
+        if groups is not None:
+            for k, (value, amap) in enumerate(zip(inputs, maps)):
+                inputs[k], maps[k], built = collapse_operand(value, amap, groups)
+                tr.created += built
         env = {}
         for arg, value, amap in zip(block.arguments, inputs, maps):
-            env[arg] = to_domain(value, amap, domain, tr)
+            env[arg] = to_domain(value, amap, tr.shape, tr)
             if env[arg] is None:
                 tr.undo()
                 return True
@@ -118,12 +145,19 @@ def raise_generic(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
         if results is None or not all(isinstance(r.type, ir.RankedTensorType) for r in results):
             tr.undo()
             return True
+        if groups is not None:
+            results = [tensor.ExpandShapeOp(ir.RankedTensorType.get(domain, ir.RankedTensorType(r.type).element_type), r,
+                                            reassociation(groups), [], domain).result for r in results]
     rewriter.replace_op(op, results)
     return False
 
 
 def run(module: ir.Operation) -> bool:
     load_ascend(module.context)
+    # Contractions first: the elementwise generics after them see the cube result they read.
+    cube = rewrite.RewritePatternSet(module.context)
+    cube.add("linalg.generic", raise_generic_contraction)
+    rewrite.apply_patterns_and_fold_greedily(module, cube.freeze())
     patterns = rewrite.RewritePatternSet(module.context)
     patterns.add("linalg.generic", raise_generic)
     patterns.add("linalg.matmul", raise_matmul)

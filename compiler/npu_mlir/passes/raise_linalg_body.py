@@ -75,10 +75,12 @@ class BodyTranslator:
         self.created.append(op)
         return op.result
 
-    def translate(self, block: ir.Block, env: dict, stop: ir.Operation | None = None) -> list[ir.Value] | None:
+    def translate(self, block: ir.Block, env: dict, stop: ir.Operation | None = None,
+                  only: set[ir.Operation] | None = None) -> list[ir.Value] | None:
         """Map each body op through `env` (block args -> tensors); return the yielded values.
 
-        With `stop`, translate only the ops before it and return [] (env holds the results).
+        With `stop`, translate only the ops before it and return [] (env holds the results); with
+        `only`, only those ops (one operand's computation in a body that yields others).
         """
         for op in block.operations:
             name = op.operation.name
@@ -86,6 +88,8 @@ class BodyTranslator:
                 return []
             if name == "linalg.yield":
                 return [env.get(v, v) for v in op.operands]
+            if only is not None and op.operation not in only:
+                continue
             if name == "cf.assert":
                 # torch-mlir's "unimplemented: tensor with zero element" guard (reciprocal, gather,
                 # embedding) checks element values torch itself accepts (1/0 is inf): not a

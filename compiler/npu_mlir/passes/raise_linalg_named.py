@@ -7,6 +7,7 @@ fold back into ascend.conv2d's padding and bias. Any other non-zero init is adde
 """
 
 from torch_mlir import ir, rewrite
+from torch_mlir.dialects import tensor
 
 from ..dialects.ascend import BatchMatmulOp, BinaryOp, BroadcastOp, Conv2dOp, MatmulOp, TransposeOp
 from .raise_linalg_body import is_zero_constant
@@ -106,10 +107,39 @@ def raise_conv(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
     return False
 
 
+def _unit_dim_groups(shape: list[int]) -> list[list[int]]:
+    """Reassociation merging each unit dim into the next other dim (trailing ones into the last)."""
+    groups, pending = [], []
+    for i, size in enumerate(shape):
+        pending.append(i)
+        if size != 1:
+            groups.append(pending)
+            pending = []
+    if groups:
+        groups[-1].extend(pending)
+    return groups
+
+
+def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
+
+
 def raise_named_transpose(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
+    x, result_type = op.operands[0], ir.RankedTensorType(op.results[0].type)
+    src = list(ir.RankedTensorType(x.type).shape)
+    perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    moved = [p for p in perm if src[p] != 1]
     with rewriter.ip, op.location:
-        t = TransposeOp(op.operands[0], op.attributes["permutation"], op.results[0].type)
-    rewriter.replace_op(op, [t.result])
+        if moved == sorted(moved) and moved:
+            # Only unit dims move (torch's einsum permutes them): a reshape, a host view, no kernel.
+            squeezed = ir.RankedTensorType.get([s for s in src if s != 1], result_type.element_type)
+            flat = tensor.CollapseShapeOp(squeezed, x, _reassociation(_unit_dim_groups(src))).result
+            shape = list(result_type.shape)
+            result = tensor.ExpandShapeOp(result_type, flat, _reassociation(_unit_dim_groups(shape)), [], shape).result
+        else:
+            result = TransposeOp(x, op.attributes["permutation"], result_type).result
+    rewriter.replace_op(op, [result])
     return False
 
 

@@ -12,6 +12,7 @@ starting a compile worker.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from typing import Any, Callable, Sequence
 
@@ -30,6 +31,9 @@ VIEW_OPS = {aten.view.default, aten._unsafe_view.default, aten.permute.default, 
             aten.squeeze.dims, aten.squeeze.default, aten.alias.default, aten.slice.Tensor, aten.select.int,
             aten.as_strided.default, aten.diagonal.default, aten.reshape.default}
 BLOCK_DIM_KEY = "block_dim"
+# ascend-fuse names each kernel <function>_<group kind>_<n> (npu_mlir.passes.fuse_outline); a graph's
+# function is torch-mlir's @main.
+KERNEL_KIND = re.compile(r"^main_(\w+)_\d+$")
 
 
 RESHAPED = {aten.view.default: aten.reshape.default, aten._unsafe_view.default: aten.reshape.default}
@@ -174,6 +178,9 @@ class GraphExecutable:
         stats.count("temp_bytes", sum(record.get("temps", [])))
         stats.count("graphs_compiled")
         stats.count("kernels", self.launches)
+        for source in record.get("sources", []):
+            kind = KERNEL_KIND.search(source["kernel"])
+            stats.count_kernel(kind.group(1) if kind else "other")
 
     def __call__(self, args: list) -> list:
         inputs = [args[k] for k in self.inputs]

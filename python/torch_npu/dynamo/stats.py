@@ -15,7 +15,7 @@ def reset_compile_stats() -> None:
     with _lock:
         _stats.clear()
         _stats.update(forward_graphs=0, backward_graphs=0, inference_graphs=0, graphs_compiled=0, cache_hits=0, cache_misses=0, compile_ms=0.0, recompiles=0, kernels=0, arena_bytes=0, temp_bytes=0,
-                      mutations_aliased=0, mutations_copied=0, graphs_captured=0, split_nodes={})
+                      mutations_aliased=0, mutations_copied=0, graphs_captured=0, kernel_kinds={}, split_nodes={})
 
 
 reset_compile_stats()
@@ -24,6 +24,11 @@ reset_compile_stats()
 def count(name: str, amount: float = 1) -> None:
     with _lock:
         _stats[name] += amount
+
+
+def count_kernel(kind: str) -> None:
+    with _lock:
+        _stats["kernel_kinds"][kind] = _stats["kernel_kinds"].get(kind, 0) + 1
 
 
 def note_split(op: str, reason: str) -> bool:
@@ -40,7 +45,8 @@ def compile_stats() -> dict[str, Any]:
     graphs_compiled: AOT graphs (or their compiled pieces) turned into executables; cache_hits /
     cache_misses: of those, loaded from the kernel cache / built by a compile worker; compile_ms: time in
     the compile workers; recompiles: Dynamo frames compiled again (a new shape or a failed guard);
-    kernels: kernel launches across the executables; arena_bytes / temp_bytes: the bytes of one call's
+    kernels: kernel launches across the executables; kernel_kinds: those kernels per ascend-fuse group kind
+    (matmul_epilogue and conv run on the cube; elementwise, reduction, single, opaque on the vector unit); arena_bytes / temp_bytes: the bytes of one call's
     intermediates across the executables, as planned (one arena each, intermediates whose lives do not
     overlap sharing bytes, 512-byte aligned) / one buffer each; mutations_aliased / mutations_copied: input
     mutations written straight into the input's buffer / copied into it after the run (a later kernel

@@ -362,3 +362,17 @@ func.func @more_math_kinds(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32
   } -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// A transpose that only moves unit dims (torch's einsum permutes them) is a reshape: host views,
+// no transpose kernel.
+// CHECK-LABEL: func.func @transpose_of_unit_dims_is_a_reshape
+// CHECK-NOT: ascend.transpose
+// CHECK: %[[F:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : tensor<3x5x1x4xf32> into tensor<3x5x4xf32>
+// CHECK: tensor.expand_shape %[[F]] {{\[\[}}0], [1], [2, 3]] output_shape [3, 5, 4, 1] : tensor<3x5x4xf32> into tensor<3x5x4x1xf32>
+func.func @transpose_of_unit_dims_is_a_reshape(%x: tensor<3x5x1x4xf32>) -> tensor<3x5x4x1xf32> {
+  %e = tensor.empty() : tensor<3x5x4x1xf32>
+  %t = linalg.transpose ins(%x : tensor<3x5x1x4xf32>) outs(%e : tensor<3x5x4x1xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<3x5x4x1xf32>
+}
