@@ -7,7 +7,7 @@ npu-mlir's warm start: a second fresh process on the cache the first one filled.
 keyed by a hash of every compiler source file, so an edit under compiler/npu_mlir/ between the two
 runs (a shared checkout) makes the warm run compile again: the line says so when it saw misses.
 
-Usage: python bench/bench_compile.py [--steps N]
+Usage: python bench/bench_compile.py [--steps N] [--models gpt_block cnn_bn]
 """
 
 from __future__ import annotations
@@ -78,10 +78,11 @@ def _run(name: str, mode: str, steps: int, env: dict) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--models", nargs="+", default=["gpt_block", "cnn_bn"], choices=["gpt_block", "cnn_bn"])
     args = parser.parse_args()
     threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
     print(f"bench_compile: training step (fwd+bwd+SGD), median of {args.steps}; {threads} threads for every peer")
-    for name in ("gpt_block", "cnn_bn"):
+    for name in args.models:
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, TORCH_NPU_KERNEL_CACHE=cache, TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, "ind"),
                        OMP_NUM_THREADS=threads)
