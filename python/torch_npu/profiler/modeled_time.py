@@ -101,7 +101,7 @@ def modeled_kernels(symbols: set[str], cache_dir: Path | None = None) -> dict[st
     """The model of each kernel in `symbols` found in the kernel cache (default $TORCH_NPU_KERNEL_CACHE).
 
     Launch symbols carry a content hash, so a symbol names one kernel in every compiler
-    version's directory; only directories holding one of the symbols' shared objects are read.
+    version's directory; only directories holding one of the symbols' memos (or objects) are read.
     """
     if cache_dir is None:
         from torch_npu.eager.disk_cache import cache_root
@@ -116,7 +116,9 @@ def modeled_kernels(symbols: set[str], cache_dir: Path | None = None) -> dict[st
         if wanted <= models.keys():
             break
         names = os.listdir(version)
-        if not any(name.endswith(".so") and name.rsplit("_", 1)[0] in wanted - models.keys() for name in names):
+        # <symbol>_<hash>.json is each kernel's memo (its .so may be a library linked with others)
+        if not any(name.endswith((".so", ".json")) and name.rsplit("_", 1)[0] in wanted - models.keys()
+                   for name in names):
             continue
         for name in names:
             if not name.startswith("entry-"):
