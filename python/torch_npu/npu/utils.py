@@ -1,18 +1,19 @@
 """``torch_npu.npu.utils``: chip capability queries torch_npu's tests use."""
 
-from torch_npu.npu.devices import get_device_name
+from torch_npu.npu.overflow import (
+    clear_npu_overflow_flag,
+    get_npu_overflow_flag,
+    is_force_overflow_check,
+    is_support_inf_nan,
+    npu_check_overflow,
+)
 
-__all__ = ["get_cann_version", "is_support_inf_nan"]
+__all__ = [
+    "clear_npu_overflow_flag", "get_cann_version", "get_npu_overflow_flag", "is_force_overflow_check",
+    "is_support_inf_nan", "npu_check_overflow",
+]
 
 _CANN_MODULES = ("CANN", "RUNTIME", "COMPILER", "HCCL", "TOOLKIT", "OPP", "OPP_KERNEL", "DRIVER")
-
-
-def is_support_inf_nan() -> bool:
-    """Whether kernels propagate inf/nan (IEEE mode) rather than saturate: True on Ascend910B.
-
-    The simulated 910B computes in IEEE arithmetic, so overflows give inf and 0/0 gives nan.
-    """
-    return get_device_name().startswith("Ascend910B")
 
 
 def get_cann_version(module: str = "CANN") -> str:

@@ -1,12 +1,9 @@
-"""torch_npu's device-runtime names: stop/restart_device, set_op_timeout_ms, utilization, overflow flags,
-SyncLaunchStream, ExternalEvent, current_blas_handle, npurt, the obfuscation calls, ERR01001 on op
-argument errors, and a pinned non-blocking D2H destination kept from reuse until its copy ran."""
+"""torch_npu's device-runtime names: stop/restart_device, set_op_timeout_ms, utilization, SyncLaunchStream,
+ExternalEvent, current_blas_handle, npurt, the obfuscation calls, ERR01001 on op argument errors, and a pinned
+non-blocking D2H destination kept from reuse until its copy ran (overflow flags: test_overflow_modes.py)."""
 
 import ctypes
-import os
 import re
-import subprocess
-import sys
 import time
 import warnings
 
@@ -106,54 +103,6 @@ def test_utilization_is_the_busy_share_of_the_last_100ms(big):
     torch.npu.synchronize()
     time.sleep(0.15)
     assert torch.npu.utilization(torch.device("npu:0")) == 0
-
-
-def test_overflow_flag_set_by_an_fp16_overflow_and_cleared():
-    a = torch.tensor([65504.0, 1.0], dtype=torch.float16).npu()
-    torch.npu.clear_npu_overflow_flag()
-    a * 0.5
-    assert not torch.npu.get_npu_overflow_flag()
-    b = a + a  # 65504 + 65504 overflows fp16
-    assert torch.isinf(b.cpu()[0])
-    assert torch.npu.get_npu_overflow_flag()
-    assert torch.npu.get_npu_overflow_flag()  # sticky
-    torch.npu.clear_npu_overflow_flag()
-    assert not torch.npu.get_npu_overflow_flag()
-    torch.log(torch.tensor([-1.0]).npu())  # nan
-    assert torch.npu.get_npu_overflow_flag()
-    torch.npu.clear_npu_overflow_flag()
-    with warnings.catch_warnings():  # hermite_polynomial_h has no npu kernel: it runs on the CPU fallback
-        warnings.simplefilter("ignore")
-        torch.special.hermite_polynomial_h(torch.tensor([1e30, 0.5]).npu(), 3)  # 8 x^3 overflows to inf
-    assert torch.npu.get_npu_overflow_flag()
-    torch.npu.clear_npu_overflow_flag()
-    torch_npu.npu.overflow.set_overflow_check(False)
-
-
-def test_a_get_that_arms_the_overflow_check_warns_that_earlier_kernels_went_unscanned():
-    torch_npu.npu.overflow.set_overflow_check(False)
-    huge = torch.tensor([65504.0, 1.0], dtype=torch.float16).npu()
-    huge + huge  # inf while the check is off
-    with pytest.warns(UserWarning, match="kernels launched before it were not scanned"):
-        assert not torch.npu.get_npu_overflow_flag()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # armed now: no warning, and the next inf is seen
-        huge + huge
-        assert torch.npu.get_npu_overflow_flag()
-    torch.npu.clear_npu_overflow_flag()
-    torch_npu.npu.overflow.set_overflow_check(False)
-
-
-def test_overflow_check_armed_from_the_start_sees_the_first_kernels_overflow():
-    # torch_npu's documented example (no clear before the overflow), the half made on the host.
-    script = ("import warnings, torch, torch_npu\n"
-              "warnings.simplefilter('error')\n"
-              "a = torch.tensor([65504.0, 1.0], dtype=torch.float16).npu()\n"
-              "a = a + a\n"
-              "print(torch.npu.get_npu_overflow_flag())\n")
-    env = {**os.environ, "TORCH_NPU_OVERFLOW_CHECK": "1"}
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0 and out.stdout.split()[-1] == "True", out.stderr[-2000:]
 
 
 def test_sync_launch_stream_runs_work_before_returning():

@@ -16,6 +16,7 @@
 #include "torch_npu/csrc/core/NpuAllocator.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
 #include "torch_npu/csrc/core/NpuStream.h"
+#include "torch_npu/csrc/npu/OverflowCheck.h"
 
 namespace torch_npu {
 namespace {
@@ -49,6 +50,11 @@ void memcpyTask(void* dst, const void* src, size_t nbytes, aclrtMemcpyKind kind,
   NPU_CHECK_ACL(aclrtMemcpyAsync(dst, nbytes, src, nbytes, kind, nativeStream(stream)));
 }
 
+// A dtype conversion on the device is a Cast kernel on a 910B: an overflow in it counts.
+void checkConversionForOverflow(const at::Tensor& src, const at::Tensor& dst, c10::Stream stream) {
+  if (overflowCheckArmed() && src.scalar_type() != dst.scalar_type()) checkResultsForOverflow({dst}, stream);
+}
+
 void copyHostToDevice(const at::Tensor& src, const at::Tensor& dst, bool nonBlocking) {
   c10::DeviceGuard guard(dst.device());
   c10::Stream stream = getCurrentStream(dst.device().index());
@@ -59,6 +65,7 @@ void copyHostToDevice(const at::Tensor& src, const at::Tensor& dst, bool nonBloc
     at::Tensor dstAlias = cpuAlias(dst);
     at::Tensor srcAlias = cpuAlias(src);
     launchHostTask(stream, [dstAlias, srcAlias]() mutable { dstAlias.copy_(srcAlias); });
+    checkConversionForOverflow(src, dst, stream);
   }
   if (async) {
     usePinnedOnStream(src, stream);
@@ -99,6 +106,7 @@ void copyDeviceToDevice(const at::Tensor& src, const at::Tensor& dst) {
     at::Tensor srcAlias = cpuAlias(src);
     at::Tensor dstAlias = cpuAlias(dst);
     launchHostTask(stream, [srcAlias, dstAlias]() mutable { dstAlias.copy_(srcAlias); });
+    checkConversionForOverflow(src, dst, stream);
   }
   useOnStream(src, stream);
   // The source device's stream may overwrite src next; CUDA orders that with events,

@@ -2,14 +2,13 @@
 
 #include <ATen/ops/all.h>
 #include <ATen/ops/isfinite.h>
+#include <ATen/ops/nan_to_num.h>
 #include <c10/core/ScalarType.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
 #include "torch_npu/csrc/NpuError.h"
 #include "torch_npu/csrc/PyBindRegistry.h"
@@ -20,22 +19,14 @@
 
 namespace torch_npu {
 
-namespace {
-
-// TORCH_NPU_OVERFLOW_CHECK=1 arms the scan from the start, so no kernel goes unscanned.
-bool armedByEnvironment() {
-  const char* value = std::getenv("TORCH_NPU_OVERFLOW_CHECK");
-  return value != nullptr && std::string(value) == "1";
-}
-
-}  // namespace
-
-std::atomic<bool> overflowCheckOn{armedByEnvironment()};
+// Set at device initialization from torch_npu's environment (npu/overflow.py).
+std::atomic<bool> overflowCheckOn{false};
 
 namespace {
 
 constexpr int kMaxDevices = 64;
 std::atomic<bool> overflowed[kMaxDevices];
+std::atomic<bool> saturating{false};
 
 std::atomic<bool>& flagOf(c10::DeviceIndex device) {
   c10::DeviceIndex index = resolveDevice(device);
@@ -85,12 +76,12 @@ void checkResultsForOverflow(const std::vector<at::Tensor>& results, c10::Stream
     aliases.push_back(cpuAlias(t));
   }
   if (aliases.empty()) return;
-  launchHostTask(stream, [aliases, device = stream.device_index()] {
-    for (const at::Tensor& alias : aliases) {
-      if (holdsNonFinite(alias)) {
-        overflowed[device].store(true);
-        return;
-      }
+  launchHostTask(stream, [aliases, device = stream.device_index(), saturate = saturating.load()] {
+    for (at::Tensor alias : aliases) {
+      if (!holdsNonFinite(alias)) continue;
+      overflowed[device].store(true);
+      if (!saturate) return;
+      alias.nan_to_num_(0.0);  // saturation mode: inf -> the dtype's max (-inf -> its lowest), nan -> 0
     }
   });
 }
@@ -102,8 +93,13 @@ void synchronizeAll(c10::DeviceIndex device) {
 }
 
 TORCH_NPU_BINDINGS(bindOverflowCheck) {
-  m.def("_npu_set_overflow_check", [](bool on) { overflowCheckOn.store(on); });
+  // saturation: INF_NAN_MODE_FORCE_DISABLE=1; forceCheck: FORCE_OVERFLOW_CHECK=1 (INF_NAN mode).
+  m.def("_npu_set_overflow_mode", [](bool saturation, bool forceCheck) {
+    saturating.store(saturation);
+    overflowCheckOn.store(saturation || forceCheck);
+  });
   m.def("_npu_overflow_check_enabled", [] { return overflowCheckArmed(); });
+  m.def("_npu_is_support_inf_nan", [] { return !saturating.load(); });
   // The flag as the device's streams have left it so far: reading (or clearing) waits for them.
   m.def("_npu_get_overflow_flag", [](int device) {
     pybind11::gil_scoped_release noGil;

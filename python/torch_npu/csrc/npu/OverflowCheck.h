@@ -1,12 +1,13 @@
 // The overflow flags of torch.npu.get_npu_overflow_flag / clear_npu_overflow_flag.
 //
-// A 910B in saturation mode sets a per-device status bit when an AI-core op overflows. The
-// simulated kernels have no status register, so the check happens beside them: while the
-// check is armed, every compiled kernel's floating-point results are scanned for inf/nan by
-// a host task on the kernel's stream, right after it; one found sets the device's sticky
-// flag. Arming costs one pass over each float result per op, so it is off until the first
-// get/clear call (the loss-scaler pattern: clear, run, read), torch_npu's
-// npu.overflow.set_overflow_check(True), or TORCH_NPU_OVERFLOW_CHECK=1 (armed from the start).
+// A 910B records an AI-core overflow in a per-device status register when torch_npu arms it:
+// always in saturation mode (INF_NAN_MODE_FORCE_DISABLE=1), in the default INF_NAN mode only
+// with FORCE_OVERFLOW_CHECK=1. The simulated kernels have no status register, so the check
+// runs beside them: while armed, every compiled kernel's (and CPU-fallback op's) floating-point
+// results are scanned for inf/nan by a host task on its stream, right after it; one found sets
+// the device's sticky flag and, in saturation mode, is saturated as the 910B's vector unit
+// would have (inf to the dtype's max, nan to 0). Arming costs one pass over each float result
+// per op, which is why, as on a 910B, the default mode does not arm it.
 #pragma once
 
 #include <ATen/core/Tensor.h>
