@@ -199,7 +199,8 @@ TESTING_NAMES = {
     "torch_npu.testing.common_distributed": ["skipIfUnsupportMultiNPU", "skip_if_lt_x_npu", "with_comms", "TEST_SKIPS"],
     "torch_npu.testing.decorator": ["Dtypes", "Formats", "instantiate_tests"],
     "torch_npu.utils.collect_env": ["get_cann_version", "get_pretty_env_info", "main"],
-    "torch_npu.npu.utils": ["is_support_inf_nan", "get_cann_version"],
+    "torch_npu.npu.utils": ["is_support_inf_nan", "get_cann_version", "npu_check_overflow", "is_force_overflow_check",
+                            "get_npu_overflow_flag", "clear_npu_overflow_flag"],
 }
 
 
