@@ -299,7 +299,11 @@ def bucketize(self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool =
 def searchsorted(sorted_sequence: torch.Tensor, self: torch.Tensor, *, out_int32: bool = False,
                  right: bool = False, side: str | None = None, sorter: torch.Tensor | None = None) -> torch.Tensor:
     if sorter is not None:
-        sorted_sequence = torch.gather(sorted_sequence, -1, sorter)
+        # The rows in sorter's order by comparisons (the sim cannot schedule this gather); a sorter
+        # index out of range fails the kernel.
+        n = sorted_sequence.shape[-1]
+        hits = in_range(sorter, n).unsqueeze(-1) == torch.arange(n, device=sorter.device)  # [..., i, j]
+        sorted_sequence = torch.where(hits, sorted_sequence.unsqueeze(-2), 0).sum(-1).to(sorted_sequence.dtype)
     counts = _count_before(sorted_sequence, self, right or side == "right")
     return counts.to(torch.int32 if out_int32 else torch.int64)
 
@@ -346,7 +350,11 @@ def index_add(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.T
     if self.dim() == 0:
         return (_accumulated(self) + alpha * _accumulated(source).reshape(())).to(self.dtype)
     dim %= self.dim()
-    hit = _index_hits(self, dim, index)  # [L, C]
+    return add_rows(self, dim, _index_hits(self, dim, index), source, alpha)
+
+
+def add_rows(self: torch.Tensor, dim: int, hit: torch.Tensor, source: torch.Tensor, alpha: float = 1) -> torch.Tensor:
+    """self plus alpha * each row j of source along dim added at the positions c where hit[j, c]."""
     src = _accumulated(source.reshape(self.shape[:dim] + (hit.shape[0],) + self.shape[dim + 1:]))
     added = torch.where(hit, src.movedim(dim, -1).unsqueeze(-1), 0).sum(-2)  # [..., C]
     if alpha != 1:
@@ -381,7 +389,11 @@ def index_copy(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.
     if self.dim() == 0:
         return source.reshape(()).to(self.dtype).clone()
     dim %= self.dim()
-    hit = _index_hits(self, dim, index)  # [L, C]
+    return copy_rows(self, dim, _index_hits(self, dim, index), source)
+
+
+def copy_rows(self: torch.Tensor, dim: int, hit: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """self with each position c along dim replaced by the last row j of source where hit[j, c]."""
     order = torch.arange(hit.shape[0], device=self.device).unsqueeze(-1)
     last = torch.where(hit, order, -1).amax(0, keepdim=True)
     final = hit & (order == last)  # the last row written to each position, as the CPU's serial loop

@@ -20,6 +20,8 @@ import torch
 from npu_mlir.frontend.decompositions.batch_norm import RETRACED as _BATCH_NORM
 from npu_mlir.frontend.decompositions.bounds import in_range
 from npu_mlir.frontend.decompositions.conv_gemm import RETRACED as _CONVOLUTION
+from npu_mlir.frontend.decompositions.floating import FLOATING
+from npu_mlir.frontend.decompositions.indexing import INDEXING
 from npu_mlir.frontend.decompositions.masked import MASKED
 from npu_mlir.frontend.decompositions.normalization import RETRACED as _NORMALIZATION
 from npu_mlir.frontend.decompositions.pooling import RETRACED as _POOLING
@@ -321,6 +323,8 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.angle.default: angle,
     aten.addmv.default: addmv,
     **MASKED,
+    **INDEXING,
+    **FLOATING,
     **RESAMPLING,
     **SPECIAL,
 }
