@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from torch_npu.eager import disk_cache
+from torch_npu.eager import disk_cache, speculation
 from torch_npu.eager.workers import CompileRejected, WorkerCrashed, pool
 
 # Blocks a kernel may be split into; the simulated AI-core pool has one thread per host core.
@@ -37,12 +37,15 @@ def disk_key(key: bytes) -> bytes:
     return key + b"|block_dim=%d" % BLOCK_DIM
 
 
-def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
+def compile_kernel(key: bytes, op_name: str, args: list, grad_args: list[int] = ()) -> dict:
     """Metadata of the kernel for this call (`key`: its disk key) from a compile worker.
 
+    `grad_args`: the arguments autograd records this call for (their backward is compiled ahead).
     Raises CompileRejected (the plan or the compiler refuses the call; kept on disk) or WorkerCrashed.
     """
     pool().start(1)  # a real miss: a worker imports the compiler while the call is planned
+    if grad_args:
+        speculation.speculate(op_name, args, grad_args)
     from torch_npu.eager.plan import PlanError, number_value, plan_call  # plan_call imports torch._dynamo (~1.5 s)
 
     try:
@@ -61,8 +64,12 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
         # Nothing to compute: the dispatcher allocates the (empty) results and launches nothing.
         kernel = {"so_path": "", "symbol": "", "block_dim": 0, "outputs": plan.empty_outputs}
     else:
+        request = dict(plan.request, cache_dir=str(disk_cache.version_dir()))
         try:
-            kernel = pool().compile(dict(plan.request, cache_dir=str(disk_cache.version_dir())))
+            kernel = speculation.take(request)
+            if kernel is None:
+                speculation.note_built(request)
+                kernel = pool().compile(request)
         except CompileRejected as err:
             disk_cache.store(disk_key, {"rejected": f"{op_name}: {err}"}, dispatch={})
             raise CompileRejected(err, plan.baked) from err
@@ -70,13 +77,13 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
     return dict(kernel, **_dispatch(plan))
 
 
-def compile_for_dispatch(key: bytes, op_name: str, args: list) -> dict:
+def compile_for_dispatch(key: bytes, op_name: str, args: list, grad_args: list[int] = ()) -> dict:
     key = disk_key(key)
     answer = disk_cache.load_answer(key, args)
     if answer is not None:
         return answer
     try:
-        return compile_kernel(key, op_name, args)
+        return compile_kernel(key, op_name, args, grad_args)
     except CompileRejected as err:
         return {"unsupported": f"{op_name}: {err}", "crashed": False, "baked": err.baked}
     except WorkerCrashed as err:

@@ -110,6 +110,10 @@ class CompilePool:
             self._all.append(worker)
         self._idle.put(worker)
 
+    @property
+    def size(self) -> int:
+        return self._size
+
     def start(self, count: int | None = None) -> None:
         """Have at least `count` workers (default: the pool's size) running or booting."""
         with self._lock:
