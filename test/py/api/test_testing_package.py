@@ -147,6 +147,8 @@ class TestCollectEnv(TestCase):
 
     def test_inf_nan_support_and_weak_ref(self):
         self.assertTrue(torch_npu.npu.utils.is_support_inf_nan())
+        self.assertEqual(torch_npu.npu.utils.get_soc_version(), 220)  # c10_npu::SocVersion::Ascend910B1
+        self.assertTrue(torch_npu.npu.utils.is_bf16_supported())
         x = torch.arange(6, dtype=torch.float32, device="npu").reshape(2, 3)[:, 1:]
         weak = torch_npu._C._weak_ref_tensor(x)
         self.assertEqual(weak.data_ptr(), x.data_ptr())
