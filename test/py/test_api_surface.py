@@ -200,7 +200,7 @@ TESTING_NAMES = {
     "torch_npu.testing.decorator": ["Dtypes", "Formats", "instantiate_tests"],
     "torch_npu.utils.collect_env": ["get_cann_version", "get_pretty_env_info", "main"],
     "torch_npu.npu.utils": ["is_support_inf_nan", "get_cann_version", "npu_check_overflow", "is_force_overflow_check",
-                            "get_npu_overflow_flag", "clear_npu_overflow_flag"],
+                            "get_npu_overflow_flag", "clear_npu_overflow_flag", "get_soc_version", "is_bf16_supported"],
 }
 
 
