@@ -12,9 +12,11 @@ from torch_mlir import ir
 from npu_mlir.dialects.ascend import load_ascend
 from npu_mlir.frontend.references.fused_optim import (
     _npu_fused_adam_tensor_step,
+    _npu_fused_adamp_moments,
     _npu_fused_bert_adam,
     _npu_fused_rmsprop,
     _npu_fused_sgd_tensor_step,
+    _npu_lerp_scalar,
 )
 from npu_mlir.frontend.torch_import import import_fx_graph
 from npu_mlir.pipeline import PipelineOptions, run_pipeline
@@ -56,6 +58,18 @@ def _rmsprop_centered_momentum():
     return step, [torch.randn(CHUNK) for _ in range(5)] + [_scalar() for _ in range(5)]
 
 
+def _adamp_nesterov():
+    def step(g, m, v, beta1, beta2, eps, bc2):
+        return _npu_fused_adamp_moments(g, m, v, beta1, beta2, eps, bc2, True)
+    return step, [torch.randn(CHUNK) for _ in range(3)] + [_scalar() for _ in range(4)]
+
+
+def _lerp(large_weight: bool):
+    def step(x, y, weight):
+        return _npu_lerp_scalar(x, y, weight, large_weight)
+    return step, [torch.randn(CHUNK) for _ in range(2)] + [_scalar()]
+
+
 def _launches(fn, args: list[torch.Tensor]):
     text = str(import_fx_graph(fn, args).module)
     context = ir.Context()
@@ -68,18 +82,22 @@ def _launches(fn, args: list[torch.Tensor]):
         return launch_list.build(module, len(args), [None] * len(args), cache, results_may_alias_inputs=False)
 
 
-# The float32 cases: there a result is also what the update reads, unless the step reads a twin.
+# The float32 cases: a result is also what the update reads (the block split recomputes its slice there).
 @pytest.mark.parametrize("case, dropped, n_launches", [
     ("adamw", (1, 4), 3),
     ("adamw_scaled_amsgrad", (), 3),
     ("sgd_first_step", (1,), 1),
     ("bert_adam", (), 1),
     ("rmsprop_centered_momentum", (), 2),  # and a one-element kernel: 1 - alpha, which two moments read
+    ("adamp_nesterov", (), 1),
+    ("lerp", (), 1),  # torch.optim foreach Adam's first moment
+    ("lerp_large_weight", (), 1),
 ])
 def test_step_is_one_split_vector_kernel_with_ascendc(case, dropped, n_launches):
     fn, args = {"adamw": _adam(False, False), "adamw_scaled_amsgrad": _adam(True, True),
                 "sgd_first_step": _sgd(False, True), "bert_adam": _bert_adam(),
-                "rmsprop_centered_momentum": _rmsprop_centered_momentum()}[case]
+                "rmsprop_centered_momentum": _rmsprop_centered_momentum(), "adamp_nesterov": _adamp_nesterov(),
+                "lerp": _lerp(False), "lerp_large_weight": _lerp(True)}[case]
     built = _launches(fn, args)
     assert len(built.launches) == n_launches, [k.symbol for k in built.launches]
     for launch in built.launches:

@@ -1,6 +1,7 @@
 """References of the fused optimizer steps: one kernel per combined buffer per step (torch_npu.optim),
 and the per-tensor steps of torch's fused=True Adam / AdamW / SGD (also what torch_npu.optim's
-NpuFusedAdam, NpuFusedAdamW and NpuFusedSGD run over their combined buffers).
+NpuFusedAdam, NpuFusedAdamW and NpuFusedSGD run over their combined buffers), and the lerp of
+torch.optim's foreach Adam.
 
 Each takes a dtype's combined parameter, gradient and state buffers (flat, contiguous; or, for
 torch.optim's fused path, one tensor's) and returns their updated values, which
@@ -8,7 +9,8 @@ csrc/aten/FusedOptimOps.cpp writes straight back into the buffers (in place, one
 per buffer or dtype group). A result the caller does not keep is an empty tensor: nothing writes it.
 Hyperparameters and the per-step bias corrections are `float` (kernel parameters: a new learning
 rate or step does not recompile). Math is float32 whatever the storage dtype, rounded once per result,
-so float16 and bfloat16 parameters lose no precision between the update's terms.
+so float16 and bfloat16 parameters lose no precision between the update's terms. A result may feed
+another (the update reads the moments it returns): the simulator's block split recomputes that slice.
 Plain torch (listed in references/__init__.py): no torch_npu import.
 """
 
@@ -17,25 +19,9 @@ from __future__ import annotations
 import torch
 
 
-def _twins(x: torch.Tensor, a, y: torch.Tensor, b, b_negated, count: int) -> list[torch.Tensor]:
-    """x*a + y*b, `count` times from different ops (1 to 3) with the same bits: x*a - y*b_negated and
-    x*a - (-(y*b)), where b_negated is -b computed from the same parameters (negation commutes with
-    round-to-nearest). One can be a result while another feeds another result."""
-    forms = [lambda: x * a + y * b, lambda: x * a - y * b_negated, lambda: x * a - (-(y * b))]
-    return [form() for form in forms[:count]]
-
-
-def _pair(x: torch.Tensor, a, y: torch.Tensor, b, b_negated, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x*a + y*b, its twin): distinct ops only when the result is `state`'s float32 value itself
-    (a float16 / bfloat16 result is a cast, so the update reads the uncast value anyway)."""
-    first, *rest = _twins(x, a, y, b, b_negated, 2 if state.dtype == torch.float32 else 1)
-    return first, rest[0] if rest else first
-
-
-def _pair_sum(x: torch.Tensor, a, y: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x*a + y, its twin x*a - (-y)), as _pair."""
-    first = x * a + y
-    return first, (x * a - (-y) if state.dtype == torch.float32 else first)
+def _average(x: torch.Tensor, a, y: torch.Tensor, b) -> torch.Tensor:
+    """x*a + y*b: a running average's update."""
+    return x * a + y * b
 
 
 def _dropped(like: torch.Tensor, rank: int) -> torch.Tensor:
@@ -50,8 +36,8 @@ def _npu_fused_adadelta(param: torch.Tensor, grad: torch.Tensor, square_avg: tor
     """Adadelta: the step is the gradient scaled by RMS(past steps) / RMS(gradients)."""
     p = param.float()
     g = grad.float() + weight_decay * p
-    sq, sq_read = _pair(square_avg.float(), rho, g * g, 1 - rho, rho - 1, square_avg)
-    delta = (acc_delta.float() + eps).sqrt() / (sq_read + eps).sqrt() * g
+    sq = _average(square_avg.float(), rho, g * g, 1 - rho)
+    delta = (acc_delta.float() + eps).sqrt() / (sq + eps).sqrt() * g
     acc = acc_delta.float() * rho + delta * delta * (1 - rho)
     return (p - lr * delta).to(param.dtype), sq.to(square_avg.dtype), acc.to(acc_delta.dtype)
 
@@ -71,24 +57,23 @@ def _npu_fused_rmsprop(param: torch.Tensor, grad: torch.Tensor, square_avg: torc
         p = p * (1 - weight_decay)
     else:
         g = g + weight_decay * p
-    # Results that the update reads come in twins (see _twins): the kernel then splits over the cores.
-    sq, sq_read = _pair(square_avg.float(), alpha, g * g, 1 - alpha, alpha - 1, square_avg)
+    sq = _average(square_avg.float(), alpha, g * g, 1 - alpha)
     ga = grad_avg.float()
     if centered:
-        ga, ga_read = _pair(ga, alpha, g, 1 - alpha, alpha - 1, grad_avg)
-        var = sq_read - ga_read * ga_read
+        ga = _average(ga, alpha, g, 1 - alpha)
+        var = sq - ga * ga
     else:
-        var = sq_read
+        var = sq
     avg = (var + eps).sqrt() if tf_style else var.sqrt() + eps
     buf = momentum_buffer.float()
     if not use_momentum:
         p = p - lr * g / avg
     elif tf_style and lr_in_momentum:
-        buf, buf_read = _pair_sum(buf, momentum, lr * g / avg, momentum_buffer)
-        p = p - buf_read
+        buf = buf * momentum + lr * g / avg
+        p = p - buf
     else:
-        buf, buf_read = _pair_sum(buf, momentum, g / avg, momentum_buffer)
-        p = p - lr * buf_read
+        buf = buf * momentum + g / avg
+        p = p - lr * buf
     return (p.to(param.dtype), sq.to(square_avg.dtype), ga.to(grad_avg.dtype) if centered else _dropped(grad_avg, 1),
             buf.to(momentum_buffer.dtype) if use_momentum else _dropped(momentum_buffer, 2))
 
@@ -98,19 +83,11 @@ def _npu_fused_bert_adam(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch
                          weight_decay: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(param, exp_avg, exp_avg_sq, clipped grad) after BERT's Adam step: no bias correction, decoupled decay
     added to the update, the gradient first scaled by clip_coef (a device scalar: min(1, max_norm / norm))."""
-    clip = clip_coef.reshape(()).float()
-    # The clipped gradient is a result: it is -((-grad) * clip) and the moments read its twin
-    # (-grad) * (-clip) - one shared -grad, so both stay in one kernel - and the update reads the
-    # moments' twins (see _twins): the kernel splits over the cores.
-    if grad.dtype == torch.float32:
-        negated = -grad
-        g, g_read = -(negated * clip), negated * (-clip)
-    else:
-        g = g_read = grad.float() * clip
-    m, m_read = _pair(exp_avg.float(), beta1, g_read, 1 - beta1, beta1 - 1, exp_avg)
-    v, v_read = _pair(exp_avg_sq.float(), beta2, g_read * g_read, 1 - beta2, beta2 - 1, exp_avg_sq)
+    g = grad.float() * clip_coef.reshape(()).float()
+    m = _average(exp_avg.float(), beta1, g, 1 - beta1)
+    v = _average(exp_avg_sq.float(), beta2, g * g, 1 - beta2)
     p = param.float()
-    update = m_read / (v_read.sqrt() + eps) + weight_decay * p
+    update = m / (v.sqrt() + eps) + weight_decay * p
     return (p - lr * update).to(param.dtype), m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), g.to(grad.dtype)
 
 
@@ -120,10 +97,30 @@ def _npu_fused_lamb_moments(param: torch.Tensor, grad: torch.Tensor, exp_avg: to
     """(exp_avg, exp_avg_sq, float32 Adam step) of LAMB; the gradient is divided by grad_divisor (a device
     scalar: the global gradient norm when it exceeds 1). The per-parameter trust ratio is applied after."""
     g = grad.float() / grad_divisor.reshape(()).float()
-    m, m_read = _pair(exp_avg.float(), beta1, g, 1 - beta1, beta1 - 1, exp_avg)
-    v, v_read = _pair(exp_avg_sq.float(), beta2, g * g, 1 - beta2, beta2 - 1, exp_avg_sq)
-    adam_step = m_read / (v_read.sqrt() + eps) + weight_decay * param.float()
+    m = _average(exp_avg.float(), beta1, g, 1 - beta1)
+    v = _average(exp_avg_sq.float(), beta2, g * g, 1 - beta2)
+    adam_step = m / (v.sqrt() + eps) + weight_decay * param.float()
     return m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), adam_step
+
+
+def _npu_fused_adamp_moments(grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, beta1: float,
+                             beta2: float, eps: float, bias_correction2_sqrt: float,
+                             nesterov: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(exp_avg, exp_avg_sq, float32 step before AdamP's projection): Adam's moments, the step
+    numerator / (sqrt(exp_avg_sq) / bias_correction2_sqrt + eps), its numerator Nesterov's when asked."""
+    g = grad.float()
+    m = _average(exp_avg.float(), beta1, g, 1 - beta1)
+    v = _average(exp_avg_sq.float(), beta2, g * g, 1 - beta2)
+    numer = m * beta1 + g * (1 - beta1) if nesterov else m
+    return m.to(exp_avg.dtype), v.to(exp_avg_sq.dtype), numer / (v.sqrt() / bias_correction2_sqrt + eps)
+
+
+def _npu_fused_adamp_update(param: torch.Tensor, perturb: torch.Tensor, wd_ratio: torch.Tensor, lr: float,
+                            weight_decay: float, step_size: float) -> torch.Tensor:
+    """The parameter after AdamP's step: decayed by lr * weight_decay * wd_ratio (per element: each
+    parameter's ratio), minus step_size times the projected step; float32, rounded once."""
+    p = param.float()
+    return (p * (1 - lr * weight_decay * wd_ratio) - step_size * perturb).to(param.dtype)
 
 
 # torch.optim's fused=True path (aten::_fused_adam_ / _fused_adamw_ / _fused_sgd_), one multi-tensor launch
@@ -138,8 +135,6 @@ def _npu_fused_lamb_moments(param: torch.Tensor, grad: torch.Tensor, exp_avg: to
 #   amsgrad.
 # - found_inf is compared with `zeros` (a chunk of zeros the caller passes): a vector compare with a
 #   scalar, so the skip mask is computed inside the kernel, not in a scalar kernel of its own.
-# - a result never feeds another: the update reads moments recomputed by other (bit-identical) ops,
-#   since the simulator splits a kernel over blocks only when its results are independent.
 
 
 def _adam_bias_corrections(step: torch.Tensor, lr, beta1, beta2) -> tuple[torch.Tensor, torch.Tensor]:
@@ -167,15 +162,10 @@ def _npu_fused_adam_tensor_step(param: torch.Tensor, grad: torch.Tensor, exp_avg
         p = p * (1 - lr * weight_decay)
     else:
         g = g + weight_decay * p
-    # Unscaled, the results are the moments themselves: the update (and max_exp_avg_sq) read twins.
-    twins = 1 if scaled else 3 if amsgrad else 2
-    m, *m_read = _twins(exp_avg.float(), beta1, g, 1 - beta1, beta1 - 1, min(twins, 2))
-    v, *v_other = _twins(exp_avg_sq.float(), beta2, g * g, 1 - beta2, beta2 - 1, twins)
-    m_read = m_read[0] if m_read else m
-    v_read = v_other[0] if v_other else v
-    v_max = torch.maximum(max_exp_avg_sq.float(), v_other[-1] if v_other else v) if amsgrad else v
-    v_max_read = torch.maximum(max_exp_avg_sq.float(), v_read) if amsgrad else v_read
-    p = p - step_size * (m_read / (v_max_read.sqrt() * inv_bc2_sqrt + eps))
+    m = _average(exp_avg.float(), beta1, g, 1 - beta1)
+    v = _average(exp_avg_sq.float(), beta2, g * g, 1 - beta2)
+    v_max = torch.maximum(max_exp_avg_sq.float(), v) if amsgrad else v
+    p = p - step_size * (m / (v_max.sqrt() * inv_bc2_sqrt + eps))
     new = (p, unscaled, m, v, v_max)
     old = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq)
     if scaled:
@@ -199,20 +189,12 @@ def _npu_fused_sgd_tensor_step(param: torch.Tensor, grad: torch.Tensor, momentum
     unscaled = grad.float() * (1 / grad_scale.reshape(()).float()) if scaled else grad.float()
     g = -unscaled if maximize else unscaled
     p = param.float()
-    # Unscaled, the buffer is a result itself: the update reads a twin of it.
-    distinct = not scaled and use_momentum
-    g_read = g = (g_in := g) + weight_decay * p
-    if distinct and is_first_step:
-        g_read = weight_decay * p - (-g_in)
+    g = g + weight_decay * p
     buf = momentum_buffer.float()
     if use_momentum:
-        if is_first_step:
-            buf, buf_read = g, g_read
-        else:
-            buf, *rest = _twins(buf, momentum, g, 1 - dampening, dampening - 1, 2 if distinct else 1)
-            buf_read = rest[0] if rest else buf
-        g_read = g_read + momentum * buf_read if nesterov else buf_read
-    p = p - lr * g_read
+        buf = g if is_first_step else _average(buf, momentum, g, 1 - dampening)
+        g = g + momentum * buf if nesterov else buf
+    p = p - lr * g
     new = (p, unscaled, buf)
     old = (param, grad, momentum_buffer)
     if scaled:
@@ -226,11 +208,29 @@ def _npu_fused_sgd_tensor_step(param: torch.Tensor, grad: torch.Tensor, momentum
     return tuple(results)
 
 
+# torch.optim's foreach path: _foreach_lerp_.Scalar (Adam's first moment) as one vector kernel. aten's
+# lerp decomposes into a select on the scalar weight, which leaves its kernel opaque (one block); here the
+# host picks torch's formula for the weight (|weight| < 0.5 or not), compiled in, and the kernel has no select.
+
+
+def _npu_lerp_scalar(self: torch.Tensor, end: torch.Tensor, weight: float, large_weight: bool) -> torch.Tensor:
+    """torch.lerp(self, end, weight) for a number weight: self + weight * (end - self), or for
+    |weight| >= 0.5 (`large_weight`) end - (end - self) * (1 - weight), as aten computes it; float32
+    arithmetic for float16 / bfloat16, rounded once."""
+    start, stop = self.float(), end.float()
+    diff = stop - start
+    result = stop - diff * (1 - weight) if large_weight else start + weight * diff
+    return result.to(self.dtype)
+
+
 REFERENCES = {
     "_npu_fused_adadelta": _npu_fused_adadelta,
     "_npu_fused_rmsprop": _npu_fused_rmsprop,
     "_npu_fused_bert_adam": _npu_fused_bert_adam,
     "_npu_fused_lamb_moments": _npu_fused_lamb_moments,
+    "_npu_fused_adamp_moments": _npu_fused_adamp_moments,
+    "_npu_fused_adamp_update": _npu_fused_adamp_update,
+    "_npu_lerp_scalar": _npu_lerp_scalar,
     "_npu_fused_adam_tensor_step": _npu_fused_adam_tensor_step,
     "_npu_fused_sgd_tensor_step": _npu_fused_sgd_tensor_step,
 }
