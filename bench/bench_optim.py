@@ -5,8 +5,11 @@ fused AdamW on the CPU as the peer; plus the launches each step costs (compiled 
 Memory: one configuration at a time (params + grads + 2 states = 262 MB, plus the step's temporaries;
 NpuFusedAdamW peaks at about twice that), so the process stays under 1 GiB of host memory.
 Steps are timed one by one and the median is reported: the host is shared, single steps get preempted.
-Each also reports the process CPU time per step (the simulated device's threads are this process's):
-on a loaded host, wall time is mostly waiting for a core, CPU time is the work a step costs.
+Each also reports the process CPU time per step (the simulated device's threads are this process's)
+and how long its threads waited for a core (run-queue time, /proc/self/task/*/schedstat): on a loaded
+host, wall time is mostly that wait, CPU time is the work a step costs. A step that keeps the two core
+threads busy gets its process's fair share of the cores and waits most; the for-loop's 1600 short
+launches sleep between kernels, and the scheduler runs a thread that slept as soon as it wakes.
 The configurations run in ROUNDS rounds, one after another within each round, and each reports its
 median over the rounds: the host's load drifts over a run, and a configuration measured only once
 would take the load of its moment.
@@ -15,6 +18,7 @@ would take the load of its moment.
 from __future__ import annotations
 
 import gc
+import os
 import statistics
 import time
 from collections import Counter
@@ -51,14 +55,27 @@ def _params(device: str) -> list[torch.nn.Parameter]:
     return params
 
 
+def _run_queue_ns() -> int:
+    """Nanoseconds this process's threads have spent runnable but waiting for a core."""
+    total = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # a thread that ended, or a kernel without schedstats
+    return total
+
+
 def _sync(device: str) -> None:
     if device == "npu":
         torch.npu.synchronize()
 
 
 def measure(device: str, make: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer],
-            count_launches: bool) -> tuple[float, float, str]:
-    """Median wall and CPU ms per step; with `count_launches`, what one more step launches (npu)."""
+            count_launches: bool) -> tuple[float, float, float, str]:
+    """Median wall and CPU ms per step, mean thread-ms per step waiting for a core (summed over the
+    process's threads); with `count_launches`, what one more step launches (npu)."""
     if device == "npu":
         torch.npu.reset_peak_memory_stats()
     params = _params(device)
@@ -67,12 +84,14 @@ def measure(device: str, make: Callable[[list[torch.nn.Parameter]], torch.optim.
         opt.step()
     _sync(device)
     times, cpu_times = [], []
+    waited = _run_queue_ns()
     for _ in range(STEPS):
         start, cpu_start = time.perf_counter(), time.process_time()
         opt.step()
         _sync(device)
         times.append(time.perf_counter() - start)
         cpu_times.append(time.process_time() - cpu_start)
+    wait_ms = (_run_queue_ns() - waited) / STEPS / 1e6
     ms, cpu_ms = statistics.median(times) * 1e3, statistics.median(cpu_times) * 1e3
     launches = ""
     if device == "npu" and count_launches:
@@ -91,7 +110,7 @@ def measure(device: str, make: Callable[[list[torch.nn.Parameter]], torch.optim.
     gc.collect()
     if device == "npu":
         torch.npu.empty_cache()  # one configuration's blocks at a time (host memory is shared)
-    return ms, cpu_ms, launches
+    return ms, cpu_ms, wait_ms, launches
 
 
 def main() -> None:
@@ -109,17 +128,20 @@ def main() -> None:
     }
     times: dict[str, list[float]] = {name: [] for name in configs}
     cpu_times: dict[str, list[float]] = {name: [] for name in configs}
+    waits: dict[str, list[float]] = {name: [] for name in configs}
     launches: dict[str, str] = {}
     for round_ in range(ROUNDS):
         for name, (device, make) in configs.items():
-            wall, cpu, counted = measure(device, make, count_launches=round_ == 0)
+            wall, cpu, wait, counted = measure(device, make, count_launches=round_ == 0)
             times[name].append(wall)
             cpu_times[name].append(cpu)
+            waits[name].append(wait)
             launches.setdefault(name, counted)
     ms = {name: statistics.median(t) for name, t in times.items()}
     cpu_ms = {name: statistics.median(t) for name, t in cpu_times.items()}
     for name in configs:
-        print(f"{name:34s} {ms[name]:9.1f} ms/step ({cpu_ms[name]:6.1f} ms CPU)   {launches[name]}", flush=True)
+        print(f"{name:34s} {ms[name]:9.1f} ms/step ({cpu_ms[name]:6.1f} ms CPU, "
+              f"{statistics.median(waits[name]):6.1f} thread-ms waiting for a core)   {launches[name]}", flush=True)
     fused = ms["torch_npu NpuFusedAdamW"]
     print(f"NpuFusedAdamW vs CPU fused: {ms['torch CPU AdamW fused'] / fused:.2f}x; "
           f"vs npu foreach: {ms['torch.optim AdamW foreach (npu)'] / fused:.2f}x; "
