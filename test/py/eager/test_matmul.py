@@ -96,14 +96,15 @@ def test_mm_remainder_parts(m: int, k: int, n: int, dtype: torch.dtype, eager_st
 
 
 def test_bf16_remainder_columns_keep_dot_products(tmp_path) -> None:
-    # 1000 columns: 992 of them in 32-lane register tiles through vdpbf16ps, 8 in a part of their own.
+    # 1000 columns and K = 65: 992 columns in 32-lane register tiles through vdpbf16ps over K pairs,
+    # the last 8 columns and the last K step in parts of their own (schedule.remainder_splits).
     bf16_dot = pytest.importorskip("npu_mlir.targets.sim.bf16_dot")
     if not bf16_dot.AVAILABLE or shutil.which("objdump") is None:
         pytest.skip("the host has no AVX512-BF16 (or no objdump to read the kernel)")
     from npu_mlir.frontend import import_fx_graph
     from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
 
-    a, b = _inputs((16, 64), (64, 1000), dtype=torch.bfloat16)
+    a, b = _inputs((16, 65), (65, 1000), dtype=torch.bfloat16)
     kernel = compile_linalg(import_fx_graph(lambda x, y: x @ y, [a, b]).module, SimTiling(1), name="bf16_mm",
                             cache_dir=tmp_path)
     listing = subprocess.run(["objdump", "-d", kernel.so_path], capture_output=True, text=True, check=True).stdout

@@ -292,14 +292,16 @@ def _register_columns(size: int) -> int:
 MIN_REGISTER_ROWS = 4
 
 
-def remainder_splits(nest: LoopNest) -> list[tuple[int, int]]:
-    """(loop dim, size of the first part) splits of a contraction whose M or N no register tile divides.
+def remainder_splits(nest: LoopNest, pairs: bool = False) -> list[tuple[int, int]]:
+    """(loop dim, size of the first part) splits of a contraction whose M or N no register tile divides
+    (or, with `pairs` - a bf16 contraction bf16_dot can take - whose K is odd).
 
     N not a multiple of 16 is split after its last whole 16 lanes (1000 columns: 992 in 32-lane
     rows, then an 8-column part), M after its last whole CONTRACTION_TILE[0] rows when its best
     divisor is under MIN_REGISTER_ROWS. Each part is then tiled on its own (ub_tile_sizes), so
     the bulk of the product runs in full register tiles: a 1000-column matmul ran in 10-column
-    tiles, 4x slower per FLOP than 1024, and bf16 missed vdpbf16ps (16-lane rows only).
+    tiles, 4x slower per FLOP than 1024, and bf16 missed vdpbf16ps (16-lane rows only). An odd
+    K of such a bf16 contraction leaves its last step to a part of its own, the rest in K pairs.
     """
     if not nest.is_contraction or min(nest.ranges, default=1) < 0:
         return []
@@ -311,6 +313,9 @@ def remainder_splits(nest: LoopNest) -> list[tuple[int, int]]:
     rows = CONTRACTION_TILE[0]
     if nest.ranges[m] > rows and largest_divisor(nest.ranges[m], rows) < MIN_REGISTER_ROWS:
         splits.append((m, nest.ranges[m] - nest.ranges[m] % rows))
+    k = len(nest.ranges) - 1
+    if pairs and nest.ranges[k] > 3 and nest.ranges[k] % 2:
+        splits.append((k, nest.ranges[k] - 1))
     return splits
 
 
@@ -319,7 +324,7 @@ def split_remainders(module: ir.Module, func: ir.Operation) -> None:
     commands = []
     for n, op in enumerate(_structured_ops(func)):
         nest = loop_nest(op)
-        splits = remainder_splits(nest) if nest is not None else []
+        splits = remainder_splits(nest, bf16_dot.pairs_k(op)) if nest is not None else []
         if not splits:
             continue
         op.attributes[TILE_ID_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n)

@@ -52,12 +52,14 @@ def _widened_arguments(op: ir.Operation) -> list[int]:
 
 def _on_dot_path(op: ir.Operation) -> bool:
     """The bf16 register tiles schedule.tile_and_vectorize hands to vdpbf16ps (same test, on the
-    part of N in whole 16-lane rows that schedule.remainder_splits leaves)."""
+    main part schedule.remainder_splits leaves: N in whole 16-lane rows, K even)."""
+    if not bf16_dot.pairs_k(op):
+        return False
     nest = loop_nest(op)
-    columns = dict(remainder_splits(nest)).get(len(nest.ranges) - 2, nest.ranges[-2])
-    columns = ub_tile_sizes(replace(nest, ranges=nest.ranges[:-2] + (columns, nest.ranges[-1])))[-2] or columns
-    return (nest.ranges[-1] % 2 == 0 and nest.ranges[-1] > 2 and columns % bf16_dot.LANES == 0
-            and bf16_dot.pairs_k(op))
+    parts = dict(remainder_splits(nest, pairs=True))
+    columns, k = parts.get(len(nest.ranges) - 2, nest.ranges[-2]), parts.get(len(nest.ranges) - 1, nest.ranges[-1])
+    columns = ub_tile_sizes(replace(nest, ranges=nest.ranges[:-2] + (columns, k)))[-2] or columns
+    return k % 2 == 0 and k > 2 and columns % bf16_dot.LANES == 0
 
 
 def _candidates(func: ir.Operation) -> list[tuple[ir.Operation, list[int]]]:
