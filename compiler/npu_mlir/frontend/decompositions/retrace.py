@@ -20,6 +20,7 @@ import torch
 from npu_mlir.frontend.decompositions.batch_norm import RETRACED as _BATCH_NORM
 from npu_mlir.frontend.decompositions.bounds import in_range
 from npu_mlir.frontend.decompositions.conv_gemm import RETRACED as _CONVOLUTION
+from npu_mlir.frontend.decompositions.division import DIVISION
 from npu_mlir.frontend.decompositions.floating import FLOATING
 from npu_mlir.frontend.decompositions.indexing import INDEXING
 from npu_mlir.frontend.decompositions.masked import MASKED
@@ -323,6 +324,7 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.angle.default: angle,
     aten.addmv.default: addmv,
     **MASKED,
+    **DIVISION,
     **INDEXING,
     **FLOATING,
     **RESAMPLING,

@@ -1,0 +1,87 @@
+"""fmod and floor division of floating-point tensors as torch computes them.
+
+torch-mlir lowers fmod to a - b * trunc(a / b), which rounds the quotient first: fmod(1.0, 0.1) gave
+0 where torch gives 0.09999999 (IEEE fmod is exact). Its remainder is exact (arith.remf, whose
+sign follows the dividend, adjusted to the divisor's sign), so fmod here is the remainder of the
+magnitudes given the dividend's sign. torch-mlir lowers div(rounding_mode="floor") and
+floor_divide to floor(a / b): floor_divide(1.0, 0.1) gave 10 where torch gives 9, and an infinite
+dividend gave inf where torch gives NaN. torch's CPU and CUDA kernels take the quotient of
+a - fmod(a, b), step it down where the remainder's sign is not the divisor's, and round what floor
+leaves over 0.5; so does this rewrite. Half-precision inputs compute in float32, as torch's opmath.
+Integer division keeps torch-mlir's lowering, which is exact. Imported by retrace.py.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _opmath(a: torch.Tensor, b: torch.Tensor | float,
+            round_divisor: bool) -> tuple[torch.Tensor, torch.Tensor, torch.dtype]:
+    """Both in the compute dtype, and the result dtype. A number divisor reaches torch's fmod
+    rounded to the result dtype, but its division kernels read it at compute precision."""
+    result = torch.result_type(a, b)
+    compute = torch.float32 if result in (torch.float16, torch.bfloat16) else result
+    b = torch.as_tensor(b, device=a.device)
+    return a.to(compute), (b.to(result) if round_divisor else b).to(compute), result
+
+
+def _negative(x: torch.Tensor) -> torch.Tensor:
+    """The sign bit: true for -0.0 too."""
+    return (x < 0) | ((x == 0) & (1 / x < 0))
+
+
+def _fmod(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    r = torch.remainder(torch.abs(a), torch.abs(b))  # both non-negative: exactly fmod's magnitude
+    return torch.where(_negative(a), -r, r)
+
+
+def fmod(self: torch.Tensor, other: torch.Tensor | float) -> torch.Tensor:
+    if not torch.result_type(self, other).is_floating_point:
+        return aten.fmod.Tensor(self, torch.as_tensor(other, device=self.device))
+    a, b, result = _opmath(self, other, round_divisor=True)
+    return _fmod(a, b).to(result)
+
+
+def _floor_divide(a: torch.Tensor, b: torch.Tensor | float) -> torch.Tensor:
+    a, b, result = _opmath(a, b, round_divisor=False)
+    mod = _fmod(a, b)
+    div = (a - mod) / b
+    div = torch.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    floor = torch.floor(div)
+    floor = torch.where(div - floor > 0.5, floor + 1, floor)
+    quotient = a / b
+    floor = torch.where(div != 0, floor, torch.where(_negative(quotient), -0.0, 0.0))  # copysign(0, a / b)
+    return torch.where(b == 0, quotient, floor).to(result)
+
+
+def _floor_mode(op: torch._ops.OpOverload) -> Callable:
+    def rewrite(self: torch.Tensor, other: torch.Tensor | float, *, rounding_mode: str | None = None) -> torch.Tensor:
+        if rounding_mode == "floor" and torch.result_type(self, other).is_floating_point:
+            return _floor_divide(self, other)
+        return op(self, other, rounding_mode=rounding_mode)
+
+    return rewrite
+
+
+def _floor_divide_op(op: torch._ops.OpOverload) -> Callable:
+    def rewrite(self: torch.Tensor, other: torch.Tensor | float) -> torch.Tensor:
+        if torch.result_type(self, other).is_floating_point:
+            return _floor_divide(self, other)
+        return op(self, other)
+
+    return rewrite
+
+
+DIVISION: dict[torch._ops.OpOverload, Callable] = {
+    aten.fmod.Tensor: fmod,
+    aten.fmod.Scalar: fmod,
+    aten.div.Tensor_mode: _floor_mode(aten.div.Tensor_mode),
+    aten.div.Scalar_mode: _floor_mode(aten.div.Scalar_mode),
+    aten.floor_divide.default: _floor_divide_op(aten.floor_divide.default),
+    aten.floor_divide.Scalar: _floor_divide_op(aten.floor_divide.Scalar),
+}
