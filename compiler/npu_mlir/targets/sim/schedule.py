@@ -407,6 +407,10 @@ def tile_and_vectorize(module: ir.Module, func: ir.Operation) -> None:
             ": (!transform.any_op) -> !transform.any_op")
         handle = f"%t{n}"
         panel = panel_tile_sizes(nest)
+        if sizes[-1] == 2 and panel[-1] % 2:
+            # K panels of whole pairs: a 255-step panel of 510 left a scalar remainder step in each
+            # (bf16 257x511x129, K split to 510 + 1: 4 GFLOP/s).
+            panel[-1] = 2 * largest_divisor(nest.ranges[-1] // 2, CONTRACTION_PANEL[1] // 2)
         if any(panel):
             commands.append(_tile_command(f"%p{n}", handle, panel))
             handle = f"%p{n}"
