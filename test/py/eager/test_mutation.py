@@ -77,6 +77,9 @@ SAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "index_copy.out": {"index": lambda: torch.tensor([2, 0]), "source": lambda: torch.randn(SHAPE[0], 2)},
     "index_reduce.out": {"index": lambda: torch.tensor([2, 0, 2]), "source": lambda: torch.randn(SHAPE[0], 3),
                          "reduce": lambda: "amax"},
+    # x[i] += v with a negative index (accumulate: index's backward)
+    "_index_put_impl_": {"indices": lambda: [torch.tensor([3, 0, -1])], "values": lambda: torch.randn(3, SHAPE[1]),
+                         "accumulate": lambda: True},
 }
 BY_NAME: dict[str, Callable[[], Any]] = {
     "mask": lambda: torch.rand(SHAPE) > 0.5,

@@ -109,7 +109,10 @@ bool canWriteInto(const at::Tensor& target, const OutputSpec& spec, const OpInfo
 
 at::Tensor argumentTensor(const torch::jit::Stack& stack, size_t argBase, const ArgRef& ref) {
   const c10::IValue& v = stack[argBase + ref.arg];
-  return ref.element < 0 ? v.toTensor() : v.toTensorList().get(ref.element);
+  if (ref.element < 0) return v.toTensor();
+  if (v.isTensorList()) return v.toTensorList().get(ref.element);
+  // A Tensor?[] (index.Tensor's indices): the plan numbers its elements None ones included.
+  return v.toOptionalTensorList().get(ref.element).value();
 }
 
 // A call's small vectors live on the stack: the hit path allocates only its results.
