@@ -114,18 +114,11 @@ class NpuFusedAdamP(NpuFusedOptimizerBase):
     def _update_part(self, group: dict[str, Any], step: int, param: torch.Tensor, grad: torch.Tensor,
                      states: PartStates) -> None:
         beta1, beta2 = group["betas"]
-        g = grad.float()
-        # The moments are kept in the parameter's dtype (as torch_npu); the arithmetic is float32.
-        exp_avg = states["exp_avg"].float().mul_(beta1).add_(g, alpha=1 - beta1)
-        exp_avg_sq = states["exp_avg_sq"].float().mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        states["exp_avg"].copy_(exp_avg)
-        states["exp_avg_sq"].copy_(exp_avg_sq)
-        denom = exp_avg_sq.sqrt().div_(math.sqrt(1 - beta2 ** step)).add_(group["eps"])
-        numer = exp_avg.mul(beta1).add_(g, alpha=1 - beta1) if group["nesterov"] else exp_avg
-        perturb = numer / denom
+        # The moments stay in the parameter's dtype (as torch_npu) and are written in place; the
+        # arithmetic is float32, and so is the step before its projection.
+        (perturb,) = self._step_in_place(
+            "_npu_fused_adamp_moments", [grad, states["exp_avg"], states["exp_avg_sq"]],
+            [beta1, beta2, group["eps"], math.sqrt(1 - beta2 ** step), group["nesterov"]], [1, 2, -1])
         ratios = self._wd_ratios(group, states, param, grad, perturb)
-        new = param.float()
-        if group["weight_decay"] > 0:
-            new.mul_(1 - group["lr"] * group["weight_decay"] * ratios)
-        new.sub_(perturb, alpha=group["lr"] / (1 - beta1 ** step))
-        param.copy_(new.to(param.dtype))
+        self._step_in_place("_npu_fused_adamp_update", [param, perturb, ratios],
+                            [group["lr"], group["weight_decay"], group["lr"] / (1 - beta1 ** step)], [0])

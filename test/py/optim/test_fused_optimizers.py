@@ -379,5 +379,24 @@ def test_adamp_signature_and_mixed_dtypes(no_fallback):
     for p, r in zip(npu_params, cpu_params):
         tol = 1e-3 if p.dtype == torch.float32 else 4e-3
         torch.testing.assert_close(p.detach().cpu().float(), r.detach(), rtol=tol, atol=tol)
+    # the moments and the update: one in-place launch per dtype buffer per step each (no copy back)
+    stats = no_fallback()
+    assert stats["npu::_npu_fused_adamp_moments"]["compiled"] == stats["npu::_npu_fused_adamp_update"]["compiled"] == 40
     with pytest.raises(ValueError, match="ERR00003"):
         NpuFusedAdamP(npu_params, delta=-1.0)
+
+
+def test_adamp_bfloat16_parameters(no_fallback):
+    from torch_npu.optim import NpuFusedAdamP
+
+    bf16 = [torch.bfloat16] * 4
+    targets = _targets(bf16)
+    npu_params = _params(bf16, "npu")
+    cpu_params = [torch.nn.Parameter(p.detach().float()) for p in _params(bf16, "cpu")]
+    opt = NpuFusedAdamP(npu_params, lr=0.01, weight_decay=0.01, delta=2.0)
+    _run(opt, npu_params, targets, range(20))
+    _adamp_reference(cpu_params, [t.float() for t in targets], range(20), lr=0.01, betas=(0.9, 0.999), eps=1e-8,
+                     weight_decay=0.01, delta=2.0, wd_ratio=0.1, nesterov=False)
+    for p, r in zip(npu_params, cpu_params):
+        assert p.dtype == torch.bfloat16 and opt.state[p]["exp_avg"].dtype == torch.bfloat16
+        torch.testing.assert_close(p.detach().float().cpu(), r.detach(), rtol=3e-2, atol=3e-2)
