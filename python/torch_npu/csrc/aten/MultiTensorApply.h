@@ -8,8 +8,14 @@
 // the chunk kernel's function, its block index and the ABI slots of one chunk (the chunk's data
 // pointers and that tensor's scalar parameters); the launch's blocks split the table. So a step over
 // 200 tensors costs one runtime launch per op and dtype, not 200, and kernels compile per chunk
-// length, not per parameter shape. (The table walk is host code over pipeline-compiled chunk
-// kernels; no AscendC form of the table kernel is emitted.)
+// length, not per parameter shape.
+//
+// The table walk itself is host code, not pipeline output, and has no AscendC form. A 910B kernel cannot
+// call another kernel through a pointer, so its form would be a different kernel: the chunk kernel's body
+// compiled once with every GM address read per work item from a table in GM (AscendC's
+// multi-tensor-apply pattern). That needs a table-argument kernel signature in the pipeline's emitters
+// (AscendC, ACL host calls, the sim ABI), which do not have one; what each record carries for real
+// hardware is the chunk kernel's AscendC and ACL source, i.e. one ACL launch per chunk.
 //
 // A chunk whose record is several launches (intermediates between them) runs them in order as one
 // work item. A tensor that cannot be flattened (non-contiguous, internal format, a shape differing
