@@ -1,7 +1,7 @@
 """torch's foreach ops on npu tensors: one multi-tensor launch per device and dtype group
 (csrc/aten/ForeachOps.cpp), every list element written as on the CPU, including a tensor longer
 than one chunk with a tail, a float16 group beside a float32 one, and a non-contiguous element
-(which runs through its per-tensor op)."""
+(which runs through its per-tensor op); lerp_.Scalar through npu::_npu_lerp_scalar."""
 
 from __future__ import annotations
 
@@ -79,3 +79,19 @@ def test_mismatched_lists_raise_torchs_message():
         torch._foreach_mul_(xs, [1.0, 2.0])
     torch._foreach_mul_(xs, 2.0)  # the device stays usable
     torch.npu.synchronize()
+
+
+def test_lerp_scalar_takes_torchs_formula_for_the_weight(no_fallback):
+    # aten's lerp: self + w * (end - self) for |w| < 0.5, end - (end - self) * (1 - w) otherwise (npu: each a
+    # compiled-in formula of one split vector kernel); float16 computes in float32, as on the CPU.
+    for weight in (0.1, 0.7):
+        results = {}
+        for device in ("npu", "cpu"):
+            xs, ys, _ = _lists(device, torch.float32)
+            hs, gs, _ = _lists(device, torch.float16)
+            torch._foreach_lerp_(xs + hs, ys + gs, weight)
+            results[device] = xs + hs
+        for got, want in zip(results["npu"], results["cpu"]):
+            _close([got], [want], got.dtype)
+    stats = no_fallback()
+    assert stats["aten::_foreach_lerp_.Scalar"]["compiled"] == 4  # a float32 and a float16 launch per call

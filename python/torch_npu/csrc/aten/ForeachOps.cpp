@@ -5,8 +5,10 @@
 // the per-tensor op's later arguments take their defaults. An in-place foreach op writes `self`
 // through the per-tensor in-place op, or (maximum_) the functional one's result.
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/ScalarType.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -21,7 +23,28 @@ struct ForeachSpec {
   std::vector<c10::IValue> defaults;  // the per-tensor op's trailing arguments
   std::vector<int> writes;  // {0}: self gets the functional per-tensor op's result
   bool returnsList = false;
+  bool lerpWeightFlag = false;  // npu::_npu_lerp_scalar: the weight's formula flag follows the weight
 };
+
+// _foreach_lerp_.Scalar (torch.optim Adam's first moment) of floating tensors runs npu::_npu_lerp_scalar
+// (references/fused_optim.py): aten::lerp's decomposition selects on the number weight, which leaves its
+// kernel opaque (one block); the reference takes aten's formula for |weight| < 0.5 or not as a compiled-in
+// flag, so each chunk is one split vector kernel.
+bool lerpThroughReference(const c10::OperatorHandle& op, const torch::jit::Stack& stack, size_t argBase) {
+  if (op.schema().name() != "aten::_foreach_lerp_" || op.schema().overload_name() != "Scalar") return false;
+  const c10::IValue& self = stack[argBase];
+  const c10::IValue& weight = stack[argBase + 2];
+  if (!self.isTensorList() || self.toTensorList().empty() || weight.isComplexDouble()) return false;
+  return at::isFloatingType(self.toTensorList().get(0).scalar_type());
+}
+
+ForeachSpec lerpScalarSpec() {
+  ForeachSpec spec;
+  spec.perTensor = "npu::_npu_lerp_scalar";
+  spec.writes = {0};
+  spec.lerpWeightFlag = true;
+  return spec;
+}
 
 const std::map<std::string, std::string>& perTensorOverload() {
   static const std::map<std::string, std::string> overloads = {
@@ -100,9 +123,10 @@ void checkLists(const std::vector<MultiTensorArg>& args, size_t count) {
 }
 
 void foreachKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const ForeachSpec& spec = specOf(op);
   const size_t n = op.schema().arguments().size();
   const size_t argBase = stack->size() - n;
+  static const ForeachSpec lerpSpec = lerpScalarSpec();
+  const ForeachSpec& spec = lerpThroughReference(op, *stack, argBase) ? lerpSpec : specOf(op);
   std::vector<MultiTensorArg> args;
   args.reserve(n + spec.defaults.size());
   for (size_t j = 0; j < n; ++j) {
@@ -116,10 +140,17 @@ void foreachKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
   }
   for (const c10::IValue& v : spec.defaults) args.push_back(MultiTensorArg::shared(v));
+  if (spec.lerpWeightFlag) {
+    const double weight = args[2].value.toScalar().toDouble();
+    args[2] = MultiTensorArg::shared(weight);
+    args.push_back(MultiTensorArg::shared(std::abs(weight) >= 0.5));
+  }
   const size_t count = args.front().list.size();
   checkLists(args, count);
   const std::string name = op.schema().name() + "." + op.schema().overload_name();
-  std::vector<std::vector<at::Tensor>> results = multiTensorApply(name, spec.perTensor, args, spec.writes, false);
+  // npu::_npu_lerp_scalar is elementwise, but a custom op carries no pointwise tag: say so.
+  std::vector<std::vector<at::Tensor>> results =
+      multiTensorApply(name, spec.perTensor, args, spec.writes, spec.lerpWeightFlag);
   torch::jit::drop(*stack, n);
   if (spec.returnsList) {
     std::vector<at::Tensor> out;
