@@ -22,6 +22,7 @@ from npu_mlir.frontend.decompositions.bounds import in_range
 from npu_mlir.frontend.decompositions.conv_gemm import RETRACED as _CONVOLUTION
 from npu_mlir.frontend.decompositions.division import DIVISION
 from npu_mlir.frontend.decompositions.floating import FLOATING
+from npu_mlir.frontend.decompositions.half_reductions import HALF_REDUCTIONS
 from npu_mlir.frontend.decompositions.indexing import INDEXING
 from npu_mlir.frontend.decompositions.masked import MASKED
 from npu_mlir.frontend.decompositions.normalization import RETRACED as _NORMALIZATION
@@ -325,6 +326,7 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     aten.addmv.default: addmv,
     **MASKED,
     **DIVISION,
+    **HALF_REDUCTIONS,
     **INDEXING,
     **FLOATING,
     **RESAMPLING,
