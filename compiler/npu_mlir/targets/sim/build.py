@@ -253,7 +253,9 @@ def _merged(modules: list[tuple[str, ir.Module]]) -> ir.Module:
             name = name_of(op)
             linkage = str(op.attributes["linkage"]) if "linkage" in op.attributes else ""
             hidden = "internal" in linkage or "private" in linkage or "sym_visibility" in op.attributes
-            if name is not None and not name.startswith(symbol) and hidden:
+            # A declaration (math-to-libm's private `erf`, malloc) names a library symbol: never renamed.
+            declared = op.name in ("llvm.func", "func.func") and not op.regions[0].blocks
+            if name is not None and not name.startswith(symbol) and hidden and not declared:
                 ir.SymbolTable.replace_all_symbol_uses(name, f"{symbol}_{name}", module.operation)
                 ir.SymbolTable.set_symbol_name(op, f"{symbol}_{name}")
         for op in ops:
