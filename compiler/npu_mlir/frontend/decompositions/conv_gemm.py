@@ -26,6 +26,8 @@ import math
 import torch
 from torch.nn import functional as F
 
+from npu_mlir.frontend.decompositions.precision import HALF
+
 
 def pad_trailing(t: torch.Tensor, low: list[int], high: list[int]) -> torch.Tensor:
     """Zero-pad (negative: crop) the trailing len(low) dims of t."""
@@ -201,9 +203,6 @@ def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
     if bias is not None:
         out = out + bias.reshape(1, -1, *([1] * spatial))
     return out.to(dtype)
-
-
-HALF = (torch.float16, torch.bfloat16)
 
 
 def _opmath(*tensors: torch.Tensor) -> list[torch.Tensor]:

@@ -17,6 +17,8 @@ from typing import Callable
 
 import torch
 
+from npu_mlir.frontend.decompositions.precision import HALF
+
 aten = torch.ops.aten
 
 
@@ -25,7 +27,7 @@ def _opmath(a: torch.Tensor, b: torch.Tensor | float,
     """Both in the compute dtype, and the result dtype. A number divisor reaches torch's fmod
     rounded to the result dtype, but its division kernels read it at compute precision."""
     result = torch.result_type(a, b)
-    compute = torch.float32 if result in (torch.float16, torch.bfloat16) else result
+    compute = torch.float32 if result in HALF else result
     b = torch.as_tensor(b, device=a.device)
     return a.to(compute), (b.to(result) if round_divisor else b).to(compute), result
 

@@ -13,8 +13,9 @@ from typing import Callable
 
 import torch
 
+from npu_mlir.frontend.decompositions.precision import HALF
+
 aten = torch.ops.aten
-HALF = (torch.float16, torch.bfloat16)
 
 
 def _in_float(op: torch._ops.OpOverload) -> Callable:

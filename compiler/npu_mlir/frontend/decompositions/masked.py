@@ -25,9 +25,9 @@ from typing import Callable
 import torch
 
 from npu_mlir.frontend.decompositions.bounds import in_range
+from npu_mlir.frontend.decompositions.precision import HALF
 
 aten = torch.ops.aten
-HALF = (torch.float16, torch.bfloat16)
 
 
 def _accumulated(x: torch.Tensor) -> torch.Tensor:

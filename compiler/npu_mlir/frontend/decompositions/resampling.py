@@ -17,8 +17,9 @@ from typing import Callable, Sequence
 
 import torch
 
+from npu_mlir.frontend.decompositions.precision import HALF
+
 aten = torch.ops.aten
-HALF = (torch.float16, torch.bfloat16)
 CUBIC_A = -0.75  # torch's bicubic convolution constant (get_cubic_upsample_coefficients)
 
 

@@ -16,8 +16,9 @@ from typing import Callable
 
 import torch
 
+from npu_mlir.frontend.decompositions.precision import HALF
+
 aten = torch.ops.aten
-HALF = (torch.float16, torch.bfloat16)
 
 
 def _compute_type(self: torch.Tensor) -> torch.dtype:

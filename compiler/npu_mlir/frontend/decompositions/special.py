@@ -32,8 +32,9 @@ from typing import Callable
 
 import torch
 
+from npu_mlir.frontend.decompositions.precision import HALF
+
 aten = torch.ops.aten
-HALF = (torch.float16, torch.bfloat16)
 DIGAMMA_SERIES = (8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
                   -4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3,
                   8.33333333333333333333E-2)  # Math.h calc_digamma's A, highest power first
