@@ -31,12 +31,13 @@ from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.sim import schedule as sim_schedule
-from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16, truncate_f64_through_f32
+from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16
 from npu_mlir.targets.sim.device_assert import return_on_failed_asserts
 from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove_fences
 from npu_mlir.targets.sim.normalize import drop_constant_output_dims
 from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
 from npu_mlir.targets.sim.scratch import add_scratch_allocator
+from npu_mlir.targets.sim.truncate_f64 import truncate_f64_through_f32
 from npu_mlir.targets.sim.widen_panels import widen_half_operands
 
 PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
