@@ -7,8 +7,11 @@ widened to f32 around the expansion. Sigmoid needs nothing of its own: torch-mli
 
 Accuracy (f32): exp and log within ~2 ulp (Cephes reductions), tanh within ~3 ulp, erf within
 1.5e-7 absolute (Taylor series below 0.5, Abramowitz-Stegun 7.1.26 above), sin and cos within
-~2e-7 absolute for |x| < 8192 (Cephes sinf/cosf: three-part Cody-Waite reduction by pi/2; beyond that
-the reduction loses precision, as Cephes' does). Special values follow IEEE: exp(-inf)=0,
+~2e-7 absolute for |x| < 8192 (Cephes sinf/cosf: three-part Cody-Waite reduction by pi/2). Beyond
+that the reduction loses precision (at 1e9 its quadrant count overflows i32 and sin returned 13.3), so
+a value with |x| >= 8192 takes libm's sin / cos in f64 (Payne-Hanek reduction, correct to an ulp over
+the whole f32 range, as torch's CPU kernels are); the polynomial still serves every other lane and a
+vector with no large lane never branches. Special values follow IEEE: exp(-inf)=0,
 exp(+inf)=inf, log(0)=-inf, log(x<0)=nan, sin/cos(+-inf)=nan, nan propagates.
 
 math.fpowi (torch-mlir's `x ** n` for an integer n: gelu's tanh form, mse_loss, square) is rewritten
@@ -22,11 +25,13 @@ from __future__ import annotations
 import math as pymath
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, math
+from torch_mlir.dialects import arith, math, scf, vector
 
 APPROXIMATED = ("math.exp", "math.log", "math.tanh", "math.erf", "math.sin", "math.cos")
 # pi/2 split so that k * part is exact in f32 for |k| < 2^14 (Cephes' DP1..DP3, doubled).
 HALF_PI_PARTS = (1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8)
+# Where the Cody-Waite reduction stops being accurate to ~2e-7 (Cephes' bound).
+REDUCTION_LIMIT = 8192.0
 
 
 class _Builder:
@@ -153,15 +158,36 @@ def _on_quadrant(b: _Builder, quadrant: ir.Value, sin_r: ir.Value, cos_r: ir.Val
     return arith.select(b.bit_set(quadrant, 2), arith.negf(value), value)
 
 
+def _beyond_reduction(b: _Builder, x: ir.Value, reduced: ir.Value, exact: type) -> ir.Value:
+    """`reduced` where |x| < REDUCTION_LIMIT, else `exact` (math.SinOp / CosOp) of x in f64; the f64
+    call sits behind one branch on whether any lane needs it."""
+    large = b.cmp("oge", math.absf(x), b.const(REDUCTION_LIMIT))
+    any_large = large
+    if b.shape is not None:
+        i1 = ir.IntegerType.get_signless(1)
+        flat = large if len(b.shape) == 1 else vector.shape_cast(ir.VectorType.get([pymath.prod(b.shape)], i1), large)
+        any_large = vector.reduction(i1, vector.CombiningKind.OR, flat)
+    branch = scf.IfOp(any_large, [b.f32], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        f64 = b._shaped(ir.F64Type.get())
+        wide = arith.truncf(b.f32, exact(arith.extf(f64, x)).result)
+        scf.YieldOp([arith.select(large, wide, reduced)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([reduced])
+    return branch.results[0]
+
+
 def _sin(b: _Builder, x: ir.Value) -> ir.Value:
     # sin(-0) = -0, which the reduction (r = -0 + 0) would lose.
-    return arith.select(b.cmp("oeq", x, b.const(0.0)), x, _on_quadrant(b, *_quarter_turns(b, x)))
+    reduced = arith.select(b.cmp("oeq", x, b.const(0.0)), x, _on_quadrant(b, *_quarter_turns(b, x)))
+    return _beyond_reduction(b, x, reduced, math.SinOp)
 
 
 def _cos(b: _Builder, x: ir.Value) -> ir.Value:
     # cos x = sin(x + pi/2): one quadrant further.
     quadrant, sin_r, cos_r = _quarter_turns(b, x)
-    return _on_quadrant(b, arith.addi(quadrant, b.iconst(1)), sin_r, cos_r)
+    reduced = _on_quadrant(b, arith.addi(quadrant, b.iconst(1)), sin_r, cos_r)
+    return _beyond_reduction(b, x, reduced, math.CosOp)
 
 
 _EXPANSIONS = {"math.exp": _exp, "math.log": _log, "math.tanh": _tanh, "math.erf": _erf, "math.sin": _sin,

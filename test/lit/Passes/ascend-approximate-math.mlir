@@ -71,7 +71,8 @@ func.func @erf_scalar(%x: f32) -> f32 {
 // CHECK: arith.negf
 // CHECK: arith.select
 // CHECK-NEXT: arith.select
-// CHECK-NEXT: return
+// CHECK-NOT: math.sin
+// CHECK: scf.if
 func.func @sin_vector_becomes_polynomial(%x: vector<16xf32>) -> vector<16xf32> {
   %0 = math.sin %x : vector<16xf32>
   return %0 : vector<16xf32>
@@ -86,10 +87,30 @@ func.func @sin_vector_becomes_polynomial(%x: vector<16xf32>) -> vector<16xf32> {
 // CHECK: arith.addi
 // CHECK: arith.select
 // CHECK: arith.select
-// CHECK-NEXT: return
+// CHECK-NOT: math.cos
+// CHECK: scf.if
 func.func @cos_scalar_shifts_the_quadrant(%x: f32) -> f32 {
   %0 = math.cos %x : f32
   return %0 : f32
+}
+
+// -----
+
+// |x| >= 8192 (beyond the Cody-Waite reduction) takes libm in f64, behind one branch on whether any
+// lane needs it; the polynomial's value serves the other lanes.
+// CHECK-LABEL: func.func @sin_large_lanes_take_f64_libm
+// CHECK: %[[LARGE:.*]] = arith.cmpf oge, %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %[[LARGE]] : vector<16xi1> into i1
+// CHECK: scf.if %[[ANY]] -> (vector<16xf32>)
+// CHECK: arith.extf %{{.*}} : vector<16xf32> to vector<16xf64>
+// CHECK-NEXT: math.sin %{{.*}} : vector<16xf64>
+// CHECK-NEXT: arith.truncf %{{.*}} : vector<16xf64> to vector<16xf32>
+// CHECK-NEXT: arith.select %[[LARGE]]
+// CHECK: } else {
+// CHECK-NEXT: scf.yield
+func.func @sin_large_lanes_take_f64_libm(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.sin %x : vector<16xf32>
+  return %0 : vector<16xf32>
 }
 
 // -----

@@ -636,7 +636,9 @@ def lgamma(self: torch.Tensor) -> torch.Tensor:
     low = x < 0.5
     core = _lgamma_positive(torch.where(low, 1.0 - x, x))
     # Reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x); poles (x a non-positive integer) are inf.
-    sin_pi_x = torch.abs(torch.sin(math.pi * (x - torch.floor(x))))
+    # |sin(pi x)| = |sin(pi r)| for r = x - round(x), exact in float and small where x is near an
+    # integer: x - floor(x) rounds -1e-30 to 1.0, where sin(pi) is noise.
+    sin_pi_x = torch.abs(torch.sin(math.pi * (x - torch.round(x))))
     reflected = math.log(math.pi) - torch.log(sin_pi_x) - core
     out = torch.where(low, reflected, core)
     out = torch.where(low & (x == torch.floor(x)), float("inf"), out)

@@ -1,0 +1,35 @@
+"""Transcendentals at the edges of their argument ranges match torch's CPU kernels.
+
+sin / cos beyond the polynomial's Cody-Waite reduction (|x| >= 8192, passes/approximate_math.py) take
+libm in f64: at 1e9 the reduction's quadrant count overflowed and sin returned 13.3. lgamma's
+reflection near zero from below used x - floor(x), which rounds -1e-30 to 1.0 (17.4 for 69.08)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torch_npu  # noqa: F401
+from conftest import assert_no_fallback
+
+_TRIG = [0.5, -0.0, 8191.9, 8192.5, 25000.0, 1e5, 123456.7, 1e9, -3e9, 1e10, -1e20, 3.4e38,
+         float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("fn", [torch.sin, torch.cos], ids=["sin", "cos"])
+def test_trig_of_large_arguments_matches_cpu(fn, dtype, eager_stats):
+    x = torch.tensor(_TRIG).clamp(torch.finfo(dtype).min, torch.finfo(dtype).max).to(dtype)
+    # Large and small lanes in one vector, and a vector with none: both sides of the branch.
+    x = torch.cat([x, torch.linspace(-10, 10, 33, dtype=dtype)])
+    actual = fn(x.npu()).cpu()
+    torch.testing.assert_close(actual, fn(x), equal_nan=True)
+    assert actual.abs().nan_to_num(0).max() <= 1
+    assert_no_fallback()
+
+
+def test_lgamma_near_zero_and_negative_integers_matches_cpu(eager_stats):
+    x = torch.tensor([-1e-30, 1e-30, -1e-10, 1e-10, -1e-5, -0.5, -1.0 + 1e-6, -2.5, -3.0, -7.25, 0.0,
+                      3.0, 1e30, -1e6 - 0.5])
+    torch.testing.assert_close(torch.lgamma(x.npu()).cpu(), torch.lgamma(x), equal_nan=True)
+    assert_no_fallback()
