@@ -175,9 +175,11 @@ def build(module: ir.Module, n_tensors: int, input_strides: Sequence[tuple[int, 
         except Exception as err:  # an emitter gap or bug costs the kernel its AscendC, not its launch
             source, launcher, error = None, None, str(err) if isinstance(err, ascendc.CodegenError) else \
                 f"ERR03005 GRAPH AscendC emitter failed: {type(err).__name__}: {err}"
+        # Printed as verified (the pipeline verified it): str() verifies the whole module first, each
+        # launch looking its kernel up, so a request's prints cost launches^2 lookups.
         launches.append(Launch(name, built.so_path, built.symbol, built.block_dim,
                                tuple(tensor_refs + [refs[r] for r in op.results] + [refs[operands[k]] for k in scalars]),
-                               str(kernel), source, launcher, error, built.compile_ms))
+                               kernel.get_asm(assume_verified=True), source, launcher, error, built.compile_ms))
     for v, j in out_of.items():
         if v not in refs and not _uninitialized(v):  # no launch wrote it
             raise LaunchListError(f"result {j} is computed outside every kernel ({describe([v.owner.operation])})")
