@@ -44,7 +44,8 @@ def test_mm_odd_sizes(m: int, k: int, n: int, dtype: torch.dtype, eager_stats) -
     assert_no_fallback()
 
 
-@pytest.mark.parametrize("layout,dtype", [("a_t", torch.float32), ("b_t", torch.bfloat16), ("both_t", torch.float32)])
+@pytest.mark.parametrize("layout,dtype", [("a_t", torch.float32), ("b_t", torch.float32), ("b_t", torch.float16),
+                                          ("b_t", torch.bfloat16), ("both_t", torch.float32)])
 def test_mm_transposed_operands(layout: str, dtype: torch.dtype, eager_stats) -> None:
     # Stored transposed, used as views: the kernel reads them in place (linear's weight.t()).
     a, b = _inputs((45, 70), (33, 45), dtype=dtype)  # a.t() is (70, 45), b.t() is (45, 33)
@@ -58,6 +59,13 @@ def test_mm_transposed_operands(layout: str, dtype: torch.dtype, eager_stats) ->
 def test_bmm(dtype: torch.dtype, eager_stats) -> None:
     a, b = _inputs((3, 17, 31), (3, 31, 23), dtype=dtype)
     _close(torch.bmm(a.npu(), b.npu()), _reference(torch.bmm, [a, b], dtype), dtype)
+    assert_no_fallback()
+
+
+def test_bmm_transposed_b(eager_stats) -> None:
+    # Attention's q @ k.transpose(-1, -2): the sim packs B's strided lanes once per block (widen_panels.py).
+    q, k = _inputs((2, 4, 64, 32), (2, 4, 48, 32), dtype=torch.float32)
+    _close(q.npu() @ k.npu().transpose(-1, -2), q @ k.transpose(-1, -2), torch.float32)
     assert_no_fallback()
 
 

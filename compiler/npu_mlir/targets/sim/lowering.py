@@ -38,7 +38,7 @@ from npu_mlir.targets.sim.normalize import drop_constant_output_dims
 from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
 from npu_mlir.targets.sim.scratch import add_scratch_allocator
 from npu_mlir.targets.sim.truncate_f64 import truncate_f64_through_f32
-from npu_mlir.targets.sim.widen_panels import widen_half_operands
+from npu_mlir.targets.sim.widen_panels import pack_strided_operands, widen_half_operands
 
 PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
            "linalg-generalize-named-ops, canonicalize, cse)")
@@ -83,6 +83,7 @@ def prepare(module: ir.Module) -> None:
 def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
     """Block split (returns the block count used, 0 if the split had to be abandoned) + UB tiling."""
     widen_half_operands(body_function(module, symbol))
+    pack_strided_operands(body_function(module, symbol))
     used = sim_schedule.split_over_blocks(module, body_function(module, symbol), block_dim)
     if used == 0:
         return 0

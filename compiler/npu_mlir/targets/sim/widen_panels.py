@@ -13,6 +13,11 @@ Here each such operand is widened by an elementwise op of its own (an f32 panel:
 split fuses the widening into each block's slice: a block widens its own rows of A and all of B,
 K x N conversions per block against M x N x K FMAs. bf16 contractions on the vdpbf16ps path
 (bf16_dot.py) keep their bf16 operands: that instruction reads them as they are.
+
+The same copy packs an operand whose elements along the register tile's lanes (the output's last
+loop) are not adjacent in memory, such as nn.Linear's weight.t(): read in place, every 16-lane row
+of B is a gather (f32 128x384 @ 384x128 with B transposed: 0.80 ms against 0.08 ms contiguous, one
+thread); packed once per block, it costs K x N copies against M x N x K FMAs.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import math
 from dataclasses import replace
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, linalg, tensor
+from torch_mlir.dialects import arith, bufferization, linalg, memref, tensor
 
 from npu_mlir.targets.sim import bf16_dot
 from npu_mlir.targets.sim.schedule import loop_nest, remainder_splits, ub_tile_sizes
@@ -50,6 +55,39 @@ def _widened_arguments(op: ir.Operation) -> list[int]:
     return found
 
 
+def _memory_order(buffer: ir.MemRefType) -> list[int] | None:
+    """The dims of a strided memref from outermost to innermost in memory, when it is a permutation
+    of a row-major buffer (a transposed view); None otherwise."""
+    strides, _ = buffer.get_strides_and_offset()
+    order = sorted(range(buffer.rank), key=lambda d: -strides[d])
+    expected = 1
+    for d in reversed(order):
+        if buffer.shape[d] != 1 and strides[d] != expected:
+            return None
+        expected *= buffer.shape[d]
+    return order
+
+
+def _strided_lane_arguments(op: ir.Operation) -> list[int]:
+    """Input positions read straight from a transposed argument whose elements along the output's
+    last loop are not adjacent."""
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    lane = maps[-1].results[-1] if maps[-1].results else None
+    inputs = len(op.operands) - len(op.results)
+    found = []
+    for i in range(inputs):
+        source = op.operands[i].owner
+        if isinstance(source, ir.Block) or source.operation.name != "bufferization.to_tensor":
+            continue
+        buffer = ir.MemRefType(source.operands[0].type)
+        strides, _ = buffer.get_strides_and_offset()
+        for dim, expr in enumerate(maps[i].results):
+            if (expr == lane and strides[dim] != 1 and buffer.shape[dim] > 1 and _memory_order(buffer)
+                    and math.prod(buffer.shape) <= MAX_WIDENED_ELEMENTS):
+                found.append(i)
+    return found
+
+
 def _on_dot_path(op: ir.Operation) -> bool:
     """The bf16 register tiles schedule.tile_and_vectorize hands to vdpbf16ps (same test, on the
     main part schedule.remainder_splits leaves: N in whole 16-lane rows, K even)."""
@@ -62,15 +100,18 @@ def _on_dot_path(op: ir.Operation) -> bool:
     return k % 2 == 0 and k > 2 and columns % bf16_dot.LANES == 0
 
 
-def _candidates(func: ir.Operation) -> list[tuple[ir.Operation, list[int]]]:
+def _candidates(func: ir.Operation, pack: bool) -> list[tuple[ir.Operation, list[int]]]:
     found = []
 
     def visit(op):
         if op.name == "linalg.generic" and len(op.results) == 1:
             nest = loop_nest(op)
             if nest is not None and nest.is_contraction and min(nest.ranges, default=1) > 0:
-                positions = _widened_arguments(op)
-                if positions and not _on_dot_path(op):
+                if pack:
+                    positions = _strided_lane_arguments(op)
+                else:
+                    positions = _widened_arguments(op) if not _on_dot_path(op) else []
+                if positions:
                     found.append((op, positions))
         return ir.WalkResult.ADVANCE
 
@@ -93,21 +134,44 @@ def _widen(value: ir.Value) -> ir.Value:
     return op.result
 
 
-def _rewrite(op: ir.Operation, positions: list[int]) -> None:
+def _pack(value: ir.Value) -> ir.Value:
+    """A row-major copy of a transposed argument's tensor, read in its memory order: an identity
+    copy of the strided tensor would be folded away by canonicalization."""
+    source = ir.MemRefType(value.owner.operands[0].type)
+    order = _memory_order(source)
+    strides, offset = source.get_strides_and_offset()
+    stored = ir.MemRefType.get([source.shape[d] for d in order], source.element_type,
+                               layout=ir.StridedLayoutAttr.get(offset, [strides[d] for d in order]))
+    view = memref.TransposeOp(stored, value.owner.operands[0], ir.AffineMap.get_permutation(order)).result
+    buffer = bufferization.ToTensorOp(ir.RankedTensorType.get(stored.shape, source.element_type), view,
+                                      restrict=True).result
+    result = ir.RankedTensorType(value.type)
+    init = tensor.EmptyOp(list(result.shape), result.element_type).result
+    maps = [ir.AffineMap.get(source.rank, 0, [ir.AffineDimExpr.get(d) for d in order]),
+            ir.AffineMap.get_identity(source.rank)]
+    op = linalg.GenericOp([result], [buffer], [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * source.rank))
+    block = op.regions[0].blocks.append(result.element_type, result.element_type)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([block.arguments[0]])
+    return op.result
+
+
+def _rewrite(op: ir.Operation, positions: list[int], widen: bool) -> None:
     f32 = ir.F32Type.get()
     operands = list(op.operands)
     inputs = len(operands) - len(op.results)
     with ir.InsertionPoint(op), op.location:
         for i in positions:
-            operands[i] = _widen(operands[i])
+            operands[i] = _widen(operands[i]) if widen else _pack(operands[i])
         new = linalg.GenericOp([r.type for r in op.results], operands[:inputs], operands[inputs:],
                                op.attributes["indexing_maps"], op.attributes["iterator_types"])
     old_block = op.regions[0].blocks[0]
-    types = [f32 if i in positions else a.type for i, a in enumerate(old_block.arguments)]
+    types = [f32 if widen and i in positions else a.type for i, a in enumerate(old_block.arguments)]
     block = new.regions[0].blocks.append(*types)
     widenings = []
     for i, (old_arg, new_arg) in enumerate(zip(old_block.arguments, block.arguments)):
-        if i in positions:
+        if widen and i in positions:
             for use in list(old_arg.uses):
                 widenings.append(use.owner)
                 use.owner.results[0].replace_all_uses_with(new_arg)
@@ -123,7 +187,16 @@ def _rewrite(op: ir.Operation, positions: list[int]) -> None:
 
 def widen_half_operands(func: ir.Operation) -> int:
     """Rewrite every matching contraction of func (see the module doc); returns how many."""
-    found = _candidates(func)
+    found = _candidates(func, pack=False)
     for op, positions in found:
-        _rewrite(op, positions)
+        _rewrite(op, positions, widen=True)
+    return len(found)
+
+
+def pack_strided_operands(func: ir.Operation) -> int:
+    """Copy each contraction operand whose lanes are strided to a row-major tensor (see the module
+    doc), after widen_half_operands (a widened operand is row-major already); returns how many."""
+    found = _candidates(func, pack=True)
+    for op, positions in found:
+        _rewrite(op, positions, widen=False)
     return len(found)
