@@ -8,7 +8,7 @@ the eval-mode loss after training (batch norm uses its running statistics there)
 the training in float64 on the CPU (the yardstick when npu and CPU float32 differ: see
 losses_agree()), the ops that ran on the CPU fallback (there should be none), and the first-step and
 steady-state (median of the steps after the second) step time of npu eager against torch CPU eager
-on the same threads.
+on the same threads. The npu and CPU steps alternate, so both see the same host load.
 
 The libraries are bench-only: on first use they are installed with `pip install --no-deps` into
 a scratch folder (TORCH_NPU_BENCH_LIBS, default ~/.cache/torch_npu/bench_libs/<pins hash>), never
@@ -118,25 +118,37 @@ def vit() -> tuple[torch.nn.Module, Batch, LossFn]:
 MODELS = {"llama": llama, "gpt2": gpt2, "resnet18": resnet18, "vit": vit}
 
 
-def train(model: torch.nn.Module, batch: Batch, loss_fn: LossFn,
-          device: str) -> tuple[list[float], list[float], list[torch.Tensor]]:
-    """Losses and wall times (ms) of STEPS AdamW steps (each ends in a synchronizing .item()), and
-    the gradients of the first backward (copied to the CPU after the timed steps)."""
-    model = model.to(device).train()
-    batch = tuple(t.to(device) for t in batch)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
-    losses, times, first_grads = [], [], []
-    for step in range(STEPS):
+class Trainer:
+    """AdamW steps of one model on one device, timed one step at a time (each ends in a
+    synchronizing .item()), keeping the gradients of the first backward."""
+
+    def __init__(self, model: torch.nn.Module, batch: Batch, loss_fn: LossFn, device: str) -> None:
+        self.model, self.loss_fn, self.device = model.to(device).train(), loss_fn, device
+        self.batch = tuple(t.to(device) for t in batch)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=LR)
+        self.losses: list[float] = []
+        self.times: list[float] = []  # ms
+        self.first_grads: list[torch.Tensor] = []
+
+    def step(self) -> None:
         start = time.perf_counter()
-        optimizer.zero_grad()
-        loss = loss_fn(model, batch)
+        self.optimizer.zero_grad()
+        loss = self.loss_fn(self.model, self.batch)
         loss.backward()
-        if step == 0:
-            first_grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
-        optimizer.step()
-        losses.append(loss.item())
-        times.append((time.perf_counter() - start) * 1e3)
-    return losses, times, [g.cpu() for g in first_grads]
+        if not self.losses:
+            self.first_grads = [p.grad.clone() for p in self.model.parameters() if p.grad is not None]
+        self.optimizer.step()
+        self.losses.append(loss.item())
+        self.times.append((time.perf_counter() - start) * 1e3)
+
+
+def train_side_by_side(trainers: list[Trainer]) -> None:
+    """STEPS steps of each trainer, alternating step by step: on a host other jobs load, both
+    devices' steps then see the same load (run one after the other, a CPU eager step at load 8 took
+    1093 ms where it took 7 ms at load 0.1 a minute earlier)."""
+    for _ in range(STEPS):
+        for trainer in trainers:
+            trainer.step()
 
 
 def losses_agree(npu: list[float], cpu: list[float], exact: list[float]) -> bool:
@@ -194,10 +206,16 @@ def bench(name: str, with_profile: bool) -> bool:
     model, batch, loss_fn = MODELS[name]()
     npu_model, exact_model = copy.deepcopy(model), copy.deepcopy(model).double()
     exact_batch = tuple(t.double() if t.is_floating_point() else t for t in batch)
-    exact_losses = train(exact_model, exact_batch, loss_fn, "cpu")[0]
-    cpu_losses, cpu_ms, cpu_grads = train(model, batch, loss_fn, "cpu")
+    exact = Trainer(exact_model, exact_batch, loss_fn, "cpu")
+    train_side_by_side([exact])
+    exact_losses = exact.losses
     torch.npu.reset_eager_stats()
-    npu_losses, npu_ms, npu_grads = train(npu_model, batch, loss_fn, "npu")
+    cpu, npu = Trainer(model, batch, loss_fn, "cpu"), Trainer(npu_model, batch, loss_fn, "npu")
+    load = os.getloadavg()[0]
+    train_side_by_side([cpu, npu])
+    load = max(load, os.getloadavg()[0])
+    cpu_losses, cpu_ms, cpu_grads = cpu.losses, cpu.times, cpu.first_grads
+    npu_losses, npu_ms, npu_grads = npu.losses, npu.times, [g.cpu() for g in npu.first_grads]
     fallbacks = {op: row["fallback"] for op, row in torch.npu.eager_stats().items() if row["fallback"]}
     grad_err = max((n - c).norm().item() / max(c.norm().item(), 1e-12) for n, c in zip(npu_grads, cpu_grads))
     diff = lambda a, b: abs(a - b) / max(abs(b), LOSS_FLOOR)
@@ -209,7 +227,7 @@ def bench(name: str, with_profile: bool) -> bool:
     ok = grad_err <= GRAD_RTOL and losses_agree(npu_losses + [npu_eval], cpu_losses + [cpu_eval],
                                                 exact_losses + [exact_eval])
     print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters, {STEPS} AdamW steps, "
-          f"{torch.get_num_threads()} CPU threads")
+          f"{torch.get_num_threads()} CPU threads, npu and CPU steps alternating, load average up to {load:.1f}")
     print(f"  first-step gradients: max relative error {grad_err:.1e} over {len(cpu_grads)} parameters")
     print(f"  train loss npu {' '.join(f'{x:.4f}' for x in npu_losses)}")
     print(f"  train loss cpu {' '.join(f'{x:.4f}' for x in cpu_losses)}   max diff {worst:.1e}")
