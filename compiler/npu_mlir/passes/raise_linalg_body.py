@@ -4,13 +4,16 @@ Used by ascend-raise-linalg. After `linalg-fuse-elementwise-ops` one generic hol
 (`add; divf; erf; addf; mulf; mulf` for gelu), so every arith/math op of the body becomes one
 ascend op on tensors of the iteration-domain shape. Values from outside the body stay scalars
 (the scalar variants of the ascend ops); ops on scalars only are cloned as scalar arith.
-A body op without an ascend counterpart makes `translate` return None and the caller leaves
-the generic alone.
+`linalg.index` (a fused torch.arange) becomes a constant of row numbers. A body op without an
+ascend counterpart makes `translate` return None and the caller leaves the generic alone.
 """
 
-from torch_mlir import ir
+import array
 
-from ..dialects.ascend import BinaryOp, CastOp, CompareOp, SelectOp, TernaryOp, UnaryOp
+from torch_mlir import ir
+from torch_mlir.dialects import arith
+
+from ..dialects.ascend import BinaryOp, BroadcastOp, CastOp, CompareOp, SelectOp, TernaryOp, UnaryOp
 
 BINARY = {
     "arith.addf": "add", "arith.addi": "add", "arith.subf": "sub", "arith.subi": "sub",
@@ -98,8 +101,13 @@ class BodyTranslator:
             args = [env.get(v, v) for v in op.operands]
             if any(isinstance(a.type, ir.RankedTensorType) and a.type.shape != self.shape for a in args):
                 return None
+            if name == "linalg.index":
+                env[op.result] = self._positions(op)
+                if env[op.result] is None:
+                    return None
+                continue
             if not any(isinstance(a.type, ir.RankedTensorType) for a in args):
-                if name == "linalg.index" or len(op.regions):
+                if len(op.regions):
                     return None
                 # Scalar-only: the op stays scalar arith, moved out of the body.
                 clone = op.operation.clone(ip=ir.InsertionPoint.current)
@@ -114,6 +122,25 @@ class BodyTranslator:
             env[op.result] = result
         return None
 
+    def _positions(self, op: ir.OpView) -> ir.Value | None:
+        """`linalg.index d` (torch.arange fused into its consumer: index_select's and embedding's
+        comparison of each index with every row number) as an i64 tensor of the domain: the row
+        numbers of dim d as a constant, broadcast over the other dims. Only when every use casts it
+        to an integer (arith.index_cast), which then reads the tensor as signed."""
+        if not all(use.owner.name == "arith.index_cast" for use in op.result.uses):
+            return None
+        dim = ir.IntegerAttr(op.attributes["dim"]).value
+        i64 = ir.IntegerType.get_signless(64)
+        count = self.shape[dim]
+        with self.loc:
+            positions = arith.ConstantOp(ir.RankedTensorType.get([count], i64), ir.DenseElementsAttr.get(
+                memoryview(array.array("q", range(count))), type=ir.RankedTensorType.get([count], i64)))
+            self.created.append(positions)
+            if len(self.shape) == 1:
+                return positions.result
+            others = [d for d in range(len(self.shape)) if d != dim]
+            return self._emit(BroadcastOp(positions.result, ir.DenseI64ArrayAttr.get(others), self._tensor(i64)))
+
     def _one(self, op: ir.OpView, name: str, args: list[ir.Value]) -> ir.Value | None:
         elt = op.result.type
         out = self._tensor(elt)
@@ -126,6 +153,10 @@ class BodyTranslator:
                 return self._emit(TernaryOp(*args, ir.StringAttr.get("fma"), out))
             if name in CASTS:
                 return self._emit(CastOp(args[0], out))
+            if name == "arith.index_cast" and isinstance(args[0].type, ir.RankedTensorType):
+                # Of a row-number tensor (_positions), already i64.
+                same = ir.RankedTensorType(args[0].type).element_type == elt
+                return args[0] if same else self._emit(CastOp(args[0], out))
             if name in ("arith.cmpf", "arith.cmpi"):
                 pred = _predicate(op)
                 return None if pred is None else self._emit(

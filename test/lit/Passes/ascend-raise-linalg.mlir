@@ -141,12 +141,14 @@ func.func @conv_folds_pad_and_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf
 // -----
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
-// A body reading linalg.index has no ascend counterpart: the generic stays.
-// CHECK-LABEL: func.func @index_dependent_body_is_untouched
-// CHECK: linalg.generic
-// CHECK: linalg.index
-// CHECK-NOT: ascend.
-func.func @index_dependent_body_is_untouched(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// A body reading a column number cast to an integer (a fused torch.arange): the numbers are a constant.
+// CHECK-LABEL: func.func @column_numbers_become_a_constant
+// CHECK: %[[COLS:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : tensor<8xi64>
+// CHECK: %[[B:.*]] = "ascend.broadcast"(%[[COLS]]) {dims = array<i64: 0>} : (tensor<8xi64>) -> tensor<4x8xi64>
+// CHECK: %[[F:.*]] = "ascend.cast"(%[[B]]) : (tensor<4x8xi64>) -> tensor<4x8xf32>
+// CHECK: "ascend.binary"(%arg0, %[[F]]) {kind = "add"}
+// CHECK-NOT: linalg.generic
+func.func @column_numbers_become_a_constant(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %e = tensor.empty() : tensor<4x8xf32>
   %0 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
       ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
@@ -375,4 +377,57 @@ func.func @transpose_of_unit_dims_is_a_reshape(%x: tensor<3x5x1x4xf32>) -> tenso
   %e = tensor.empty() : tensor<3x5x4x1xf32>
   %t = linalg.transpose ins(%x : tensor<3x5x1x4xf32>) outs(%e : tensor<3x5x4x1xf32>) permutation = [0, 1, 3, 2]
   return %t : tensor<3x5x4x1xf32>
+}
+
+// -----
+
+// index_select / embedding as torch-mlir leaves them (decompositions/masked.py): each index compared
+// with every row number (a torch.arange fused in as linalg.index) and the matching rows summed. The
+// row numbers become a constant broadcast over the domain, so the reduction is raised.
+#idx = affine_map<(d0, d1, d2) -> (d0)>
+#w = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @rows_by_comparison
+// CHECK: %[[ROWS:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6]> : tensor<7xi64>
+// CHECK: %[[I:.*]] = "ascend.broadcast"(%arg0) {dims = array<i64: 1, 2>} : (tensor<5xi64>) -> tensor<5x4x7xi64>
+// CHECK: %[[R:.*]] = "ascend.broadcast"(%[[ROWS]]) {dims = array<i64: 0, 1>} : (tensor<7xi64>) -> tensor<5x4x7xi64>
+// CHECK: %[[EQ:.*]] = "ascend.compare"(%[[I]], %[[R]]) {predicate = "eq"}
+// CHECK: %[[S:.*]] = "ascend.select"(%[[EQ]],
+// CHECK: "ascend.reduce"(%[[S]]) {dims = array<i64: 2>, keepdim = false, kind = "sum"}
+// CHECK-NOT: linalg.generic
+func.func @rows_by_comparison(%i: tensor<5xi64>, %w: tensor<7x4xf32>) -> tensor<5x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<5x4xf32>) -> tensor<5x4xf32>
+  %0 = linalg.generic {indexing_maps = [#idx, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%i, %w : tensor<5xi64>, tensor<7x4xf32>) outs(%f : tensor<5x4xf32>) {
+  ^bb0(%x: i64, %y: f32, %o: f32):
+    %r = linalg.index 2 : index
+    %c = arith.index_cast %r : index to i64
+    %eq = arith.cmpi eq, %x, %c : i64
+    %s = arith.select %eq, %y, %zero : f32
+    %a = arith.addf %o, %s : f32
+    linalg.yield %a : f32
+  } -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+
+// -----
+
+// A row number used as an index (not cast to an integer) stays in the generic.
+#map = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @position_as_index
+// CHECK: linalg.generic
+func.func @position_as_index(%a: tensor<6xf32>) -> tensor<6xf32> {
+  %e = tensor.empty() : tensor<6xf32>
+  %0 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]}
+      ins(%a : tensor<6xf32>) outs(%e : tensor<6xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = linalg.index 0 : index
+    %c = arith.index_castui %r : index to i64
+    %f = arith.uitofp %c : i64 to f32
+    %s = arith.addf %x, %f : f32
+    linalg.yield %s : f32
+  } -> tensor<6xf32>
+  return %0 : tensor<6xf32>
 }
