@@ -12,7 +12,8 @@ compiler's ABI version, so a second process loads the .so instead of compiling.
 Inside `linking_together()` (a compile worker wraps each request in it) the kernels compiled are
 lowered one by one but generated and linked as one module into one .so when the block ends: LLVM's
 code generator and the linker cost ~25 ms and ~10 ms per call whatever the module's size, and a
-launch list or a compiled graph holds several kernels.
+launch list or a compiled graph holds several kernels (one module per LLVM -O level, object.py's
+opt_level_for, each its own object file in the .so).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import contextlib
 import ctypes
 import hashlib
 import json
+import math
 import struct
 import threading
 import time
@@ -178,12 +180,13 @@ def compile_linalg(module: ir.Module | str, tiling: SimTiling | None = None, *, 
     start = time.perf_counter()
     func_name = ir.StringAttr(func.attributes["sym_name"]).value
     module, block_dim = _lower(text, func_name, symbol, inputs, flags, outputs, tiling.block_dim)
+    opt_level = sim_object.opt_level_for(module, sum(math.prod(spec.shape) for spec in inputs + outputs))
     if batch is not None and batch.accepts(so_path.parent):
         kernel = CompiledKernel(str(batch.library), symbol, block_dim, tensor_in, tuple(outputs), scalars,
                                 (time.perf_counter() - start) * 1e3, False)
-        batch.add(key, kernel, module, meta_path)
+        batch.add(key, kernel, module, opt_level, meta_path)
         return kernel
-    _generate(module, symbol, so_path)
+    _generate([(module, opt_level)], symbol, so_path)
     meta_path.write_text(json.dumps({"block_dim": block_dim, "symbol": symbol}))
     elapsed = (time.perf_counter() - start) * 1e3
     return CompiledKernel(str(so_path), symbol, block_dim, tensor_in, tuple(outputs), scalars, elapsed, False)
@@ -194,7 +197,7 @@ class _LinkBatch:
 
     def __init__(self) -> None:
         self.kernels: dict[str, CompiledKernel] = {}  # by cache key: a kernel built twice in a block is one
-        self.modules: list[tuple[str, ir.Module]] = []  # (symbol, its LLVM-dialect module)
+        self.modules: list[tuple[str, ir.Module, int]] = []  # (symbol, its LLVM-dialect module, -O level)
         self.metas: list[tuple[Path, dict]] = []
         self.library: Path | None = None
 
@@ -203,9 +206,9 @@ class _LinkBatch:
             self.library = directory / f"{SYMBOL_PREFIX}linked_{uuid.uuid4().hex[:20]}.so"
         return self.library.parent == directory
 
-    def add(self, key: str, kernel: CompiledKernel, module: ir.Module, meta_path: Path) -> None:
+    def add(self, key: str, kernel: CompiledKernel, module: ir.Module, opt_level: int, meta_path: Path) -> None:
         self.kernels[key] = kernel
-        self.modules.append((kernel.symbol, module))
+        self.modules.append((kernel.symbol, module, opt_level))
         self.metas.append((meta_path, {"block_dim": kernel.block_dim, "symbol": kernel.symbol,
                                        "library": self.library.name}))
 
@@ -226,11 +229,11 @@ def linking_together() -> Iterator[None]:
     if not batch.modules:
         return
     with _context(), ir.Location.unknown():
-        if len(batch.modules) == 1:
-            symbol, module = batch.modules[0]
-            _generate(module, symbol, batch.library)
-        else:
-            _generate(_merged(batch.modules), "linked kernels", batch.library)
+        # One module (and object file) per -O level, linked into one .so.
+        levels = sorted({level for _, _, level in batch.modules})
+        groups = [[(symbol, module) for symbol, module, level in batch.modules if level == opt] for opt in levels]
+        parts = [(group[0][1] if len(group) == 1 else _merged(group), opt) for group, opt in zip(groups, levels)]
+        _generate(parts, batch.modules[0][0] if len(batch.modules) == 1 else "linked kernels", batch.library)
     for meta_path, meta in batch.metas:
         meta_path.write_text(json.dumps(meta))
 
@@ -298,10 +301,10 @@ def _lower(text: str, func_name: str, symbol: str, inputs: list[TensorSpec], fla
     return module, used
 
 
-def _generate(module: ir.Module, what: str, so_path: Path) -> None:
+def _generate(parts: list[tuple[ir.Module, int]], what: str, so_path: Path) -> None:
     with _context(), ir.Location.unknown():
         try:
-            sim_object.build_shared_object(module, so_path)
+            sim_object.build_shared_object(parts, so_path)
         except (ir.MLIRError, ValueError) as err:
             raise SimCompileError(f"lowering kernel {what} to LLVM failed: {err}", code="ERR03005") from err
 

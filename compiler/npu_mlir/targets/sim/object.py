@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
+from typing import Sequence
 
 from torch_mlir import ir
 from torch_mlir.execution_engine import ExecutionEngine
@@ -58,21 +59,64 @@ def _libm() -> str:
 # (~25 -> ~12 ms a kernel) but a transposed copy runs 1.1-1.8x slower, and one softmax run was 12x
 # slower (bench_pipeline.py --stages / --run-time).
 OPT_LEVEL = 3
+# ... except for a kernel that only moves data, has a large body and touches few elements: -O3's
+# cost grows faster than the code (GVN, LICM and unswitching over one function of many loop
+# nests), and -O0 costs a few nanoseconds per element. conv_transpose3d's window gather (120
+# five-deep copy nests, 10k LLVM ops) took 59.5 s at -O3, 28.6 s at -O2 and 1.8 s at -O0, a
+# 1.6k-op gather of 17k elements 2.84 s at -O3 and 0.16 s at -O0 (load 10). A kernel computing on
+# vectors keeps -O3: a matmul's or an elementwise kernel's speed is its vector code's.
+LARGE_KERNEL_OPS = 800
+FEW_ELEMENTS = 1 << 16
+_VECTOR_MOVES = frozenset({"llvm.load", "llvm.intr.masked.load", "llvm.mlir.poison", "llvm.mlir.undef",
+                           "llvm.mlir.constant", "llvm.shufflevector", "llvm.insertelement",
+                           "llvm.extractelement", "llvm.bitcast"})
 
 
-def build_shared_object(llvm_module: ir.Module, so_path: Path, opt_level: int | None = None) -> None:
-    engine = ExecutionEngine(llvm_module, opt_level=OPT_LEVEL if opt_level is None else opt_level,
-                             enable_object_dump=True, enable_pic=True)
+def _moves_only(module: ir.Module) -> tuple[int, bool]:
+    """(operations, whether no operation computes on vectors) of an LLVM-dialect module."""
+    count, computes = 0, False
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal count, computes
+        count += 1
+        if not computes and op.name not in _VECTOR_MOVES and any(isinstance(r.type, ir.VectorType)
+                                                                 for r in op.results):
+            computes = True
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return count, not computes
+
+
+def opt_level_for(module: ir.Module, elements: int) -> int:
+    """The -O level of a kernel's LLVM-dialect module; `elements`: its arguments' and results' elements."""
+    if elements <= FEW_ELEMENTS:
+        operations, moves_only = _moves_only(module)
+        if operations > LARGE_KERNEL_OPS and moves_only:
+            return 0
+    return OPT_LEVEL
+
+
+def build_shared_object(parts: Sequence[tuple[ir.Module, int]], so_path: Path) -> None:
+    """One shared object of LLVM-dialect modules, each generated at its (module, -O level)."""
     with tempfile.TemporaryDirectory(dir=so_path.parent) as tmp:
-        obj = Path(tmp) / "kernel.o"
-        engine.dump_to_object_file(str(obj))
-        if not obj.exists():
-            # The JIT reports codegen failures on stderr only ("Failed to materialize symbols") and
-            # dumps nothing: seen for bf16 pad + transpose kernels.
-            raise SimCompileError("LLVM could not generate machine code for this kernel (its message is on "
-                                  "stderr); the sim target does not support it yet", code="ERR03007")
+        objects = []
+        for n, (llvm_module, opt_level) in enumerate(parts):
+            engine = ExecutionEngine(llvm_module, opt_level=opt_level, enable_object_dump=True, enable_pic=True)
+            obj = Path(tmp) / f"kernel{n}.o"
+            engine.dump_to_object_file(str(obj))
+            if not obj.exists():
+                # The JIT reports codegen failures on stderr only ("Failed to materialize symbols") and
+                # dumps nothing: seen for bf16 pad + transpose kernels.
+                raise SimCompileError("LLVM could not generate machine code for this kernel (its message is on "
+                                      "stderr); the sim target does not support it yet", code="ERR03007")
+            objects.append(str(obj))
         staged = Path(tmp) / so_path.name
-        result = subprocess.run([_linker(), "-shared", "-o", str(staged), str(obj), _libm()],
+        linker = _linker()
+        # Each object defines the scratch allocator's _mlir_memref_to_llvm_alloc / _free (scratch.py)
+        # and the engine's packed wrappers of them, the same code: the first definition serves all.
+        shared = [] if len(objects) == 1 else ["-z", "muldefs"] if linker != "cc" else ["-Wl,-z,muldefs"]
+        result = subprocess.run([linker, "-shared", *shared, "-o", str(staged), *objects, _libm()],
                                 capture_output=True, text=True)
         if result.returncode != 0:
             raise SimCompileError(f"linking the kernel failed ({result.stderr.strip()}); check that binutils "
