@@ -334,15 +334,16 @@ def _cumulative_extreme(largest: bool) -> Callable:
 
 
 def index_select(self: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
-    # A comparison with every position, not a gather: nothing indexes at trace time (the worker's
-    # example index values need not be in range) and inf/NaN rows stay exact (no 0 * inf).
+    # A gather (torch-mlir's lowering of index.Tensor, as indexing.index): a comparison with every
+    # position made embedding's 128 rows of a 512 x 128 table one 590 us kernel, the gather 8 us.
+    # The clamp is a no-op on the device (in_range failed the kernel otherwise); make_fx traces on
+    # example index values, which need not be in range.
     if self.dim() == 0:
         return self.clone()  # the one element; torch keeps the 0-d shape for a one-element index
     dim %= self.dim()
-    hit = _index_hits(self, dim, index)  # [L, C]
-    x = self.movedim(dim, -1).unsqueeze(-2)  # [..., 1, C]
-    picked = torch.where(hit, x, 0).sum(-1).to(self.dtype)  # [..., L]
-    return picked.movedim(-1, dim)
+    size = self.shape[dim]
+    rows = in_range(index.reshape(-1).to(torch.int64), size).clamp(0, size - 1)
+    return aten.index.Tensor(self, [None] * dim + [rows])
 
 
 def index_add(self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor,
