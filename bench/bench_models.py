@@ -8,7 +8,10 @@ the eval-mode loss after training (batch norm uses its running statistics there)
 the training in float64 on the CPU (the yardstick when npu and CPU float32 differ: see
 losses_agree()), the ops that ran on the CPU fallback (there should be none), and the first-step and
 steady-state (median of the steps after the second) step time of npu eager against torch CPU eager
-on the same threads. The npu and CPU steps alternate, so both see the same host load.
+on the same threads. The npu and CPU steps alternate, so both see the same host load. The same steps
+on one CPU thread are a second peer: on a loaded host torch's OpenMP threads wait for each other
+whenever one is descheduled (CPU eager steps 10-100x slower at load 10 than at load 0), one thread
+does not.
 
 The libraries are bench-only: on first use they are installed with `pip install --no-deps` into
 a scratch folder (TORCH_NPU_BENCH_LIBS, default ~/.cache/torch_npu/bench_libs/<pins hash>), never
@@ -122,8 +125,9 @@ class Trainer:
     """AdamW steps of one model on one device, timed one step at a time (each ends in a
     synchronizing .item()), keeping the gradients of the first backward."""
 
-    def __init__(self, model: torch.nn.Module, batch: Batch, loss_fn: LossFn, device: str) -> None:
-        self.model, self.loss_fn, self.device = model.to(device).train(), loss_fn, device
+    def __init__(self, model: torch.nn.Module, batch: Batch, loss_fn: LossFn, device: str,
+                 threads: int | None = None) -> None:
+        self.model, self.loss_fn, self.device, self.threads = model.to(device).train(), loss_fn, device, threads
         self.batch = tuple(t.to(device) for t in batch)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=LR)
         self.losses: list[float] = []
@@ -131,6 +135,14 @@ class Trainer:
         self.first_grads: list[torch.Tensor] = []
 
     def step(self) -> None:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(self.threads or threads)
+        try:
+            self._step()
+        finally:
+            torch.set_num_threads(threads)
+
+    def _step(self) -> None:
         start = time.perf_counter()
         self.optimizer.zero_grad()
         loss = self.loss_fn(self.model, self.batch)
@@ -204,15 +216,16 @@ def profile(model: torch.nn.Module, batch: Batch, loss_fn: LossFn) -> None:
 def bench(name: str, with_profile: bool) -> bool:
     torch.manual_seed(0)
     model, batch, loss_fn = MODELS[name]()
-    npu_model, exact_model = copy.deepcopy(model), copy.deepcopy(model).double()
+    npu_model, serial_model, exact_model = copy.deepcopy(model), copy.deepcopy(model), copy.deepcopy(model).double()
     exact_batch = tuple(t.double() if t.is_floating_point() else t for t in batch)
     exact = Trainer(exact_model, exact_batch, loss_fn, "cpu")
     train_side_by_side([exact])
     exact_losses = exact.losses
     torch.npu.reset_eager_stats()
     cpu, npu = Trainer(model, batch, loss_fn, "cpu"), Trainer(npu_model, batch, loss_fn, "npu")
+    serial = Trainer(serial_model, batch, loss_fn, "cpu", threads=1)
     load = os.getloadavg()[0]
-    train_side_by_side([cpu, npu])
+    train_side_by_side([cpu, npu, serial])
     load = max(load, os.getloadavg()[0])
     cpu_losses, cpu_ms, cpu_grads = cpu.losses, cpu.times, cpu.first_grads
     npu_losses, npu_ms, npu_grads = npu.losses, npu.times, [g.cpu() for g in npu.first_grads]
@@ -237,6 +250,8 @@ def bench(name: str, with_profile: bool) -> bool:
     print(f"  fallback ops: {', '.join(f'{op} x{n}' for op, n in sorted(fallbacks.items())) or 'none'}")
     print(f"  first step  npu {npu_ms[0]:9.1f} ms  cpu {cpu_ms[0]:8.1f} ms")
     print(f"  steady step npu {steady_npu:9.1f} ms  cpu {steady_cpu:8.1f} ms   ratio npu/cpu {steady_npu / steady_cpu:5.2f}x")
+    steady_serial = statistics.median(serial.times[2:])
+    print(f"  steady step cpu on 1 thread {steady_serial:8.1f} ms   ratio npu/cpu-1-thread {steady_npu / steady_serial:5.2f}x")
     if with_profile:
         profile(npu_model, batch, loss_fn)
     return ok and not fallbacks
