@@ -31,13 +31,7 @@ DECOMPOSITIONS = {**core_aten_decompositions(), **foreach_decompositions()}
 def _compiler(kind: str) -> Callable:
     def compiler(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
         stats.count(f"{kind}_graphs")
-        run = compile_graph(gm, example_inputs)
-
-        def boxed(args: list) -> Any:  # AOTAutograd's boxed calling convention: one list of inputs
-            return run(args)
-
-        boxed._boxed_call = True
-        return boxed
+        return compile_graph(gm, example_inputs)  # boxed: called with one list of inputs
 
     compiler.__name__ = f"npu_mlir_{kind}_compiler"
     return compiler

@@ -131,7 +131,7 @@ class GraphExecutable:
         self.copy_back: list[tuple[int, int]] = []  # (input, result) mutations that could not alias
         if bases:
             mutations = {bases.index(source): self.inputs.index(k) for k, source in mutated}
-            self._compile(torch.fx.GraphModule(torch.nn.Module(), compute), [b.name for b in bases], mutations)
+            self._compile(torch.fx.GraphModule(torch.nn.Module(), compute), [b.name for b in bases], mutations, inputs)
 
     def _aliases(self, record: dict, mutations: dict[int, int]) -> list[int]:
         """Per result, the input whose buffer it is written into (-1: a fresh buffer). A result aliases
@@ -148,7 +148,8 @@ class GraphExecutable:
                 stats.count("mutations_copied")
         return aliases
 
-    def _compile(self, gm: torch.fx.GraphModule, outputs: list[str], mutations: dict[int, int]) -> None:
+    def _compile(self, gm: torch.fx.GraphModule, outputs: list[str], mutations: dict[int, int],
+                 inputs: Sequence[Any]) -> None:
         description = describe(gm, self.metas + self.params, outputs, params=len(self.params))
         key = b"graph|" + repr(description).encode()
         digest = hashlib.sha256(key).hexdigest()[:16]
@@ -171,8 +172,9 @@ class GraphExecutable:
             stats.count("cache_hits")
             if "rejected" in record:
                 raise CompileRejected(record["rejected"])
-        self.compiled = _C._CompiledGraph(record, self._aliases(record, mutations), len(self.inputs),
-                                          self.philox_increment)
+        aliases = self._aliases(record, mutations)
+        self.compiled = _C._CompiledGraph(record, aliases, len(self.inputs), self.philox_increment,
+                                          self._call_plan(record, inputs), self._replay)
         self.launches = self.compiled.launch_count
         stats.count("arena_bytes", self.compiled.arena_bytes)
         stats.count("temp_bytes", sum(record.get("temps", [])))
@@ -182,32 +184,61 @@ class GraphExecutable:
             kind = KERNEL_KIND.search(source["kernel"])
             stats.count_kernel(kind.group(1) if kind else "other")
 
-    def __call__(self, args: list) -> list:
-        inputs = [args[k] for k in self.inputs]
-        for k, (t, (_, shape, strides)) in enumerate(zip(inputs, self.metas)):
-            if t.device.type == "cpu" and t.dim() == 0:  # a host scalar (Adam's step): its value, uploaded
-                inputs[k] = t = t.to(self.device, non_blocking=True)
-            # The kernels were built for these strides; AOTAutograd hands in what it traced with, mostly.
-            if list(t.stride()) != strides:
-                inputs[k] = torch.empty_strided(shape, strides, dtype=t.dtype, device=t.device).copy_(t)
-        results = self.compiled.run(inputs, []) if self.compiled is not None else []
-        for k, j in self.copy_back:
-            args[k].copy_(results[j])
-        outs = []
+    def _call_plan(self, record: dict, inputs: Sequence[Any]) -> dict:
+        """What the C++ call does around the plan (CallPlan in csrc/graph/CompiledGraph.h): each output's
+        view chain replayed once here on meta tensors of the traced layouts, so a call makes it with one
+        as_strided."""
+        outputs = []
         for spec in self.outputs:
             if spec[0] == "none":
-                outs.append(None)
+                outputs.append({"base": "none"})
                 continue
-            base = args[spec[1]] if spec[0] == "input" else results[spec[1]]
-            try:
-                outs.append(_replay_views(base, spec[2]))
-            except RuntimeError:
-                if spec[0] != "input":
-                    raise
-                # An input with other strides than traced (an eager piece's result): a view of it may
-                # need a copy, as reshape makes.
-                outs.append(_replay_views(base, spec[2], RESHAPED))
+            if spec[0] == "input":
+                sizes, strides = list(inputs[spec[1]].shape), list(inputs[spec[1]].stride())
+            else:
+                sizes = record["outputs"][spec[1]][0]
+                strides = list(torch.empty(sizes, device="meta").stride())
+            out = {"base": spec[0], "index": spec[1], "view": bool(spec[2])}
+            if spec[2]:
+                base = torch.empty_strided(sizes, strides, device="meta")
+                try:
+                    view = _replay_views(base, spec[2])
+                    layout_known = view._base is base
+                except RuntimeError:
+                    layout_known = False
+                if not layout_known:  # the chain copies (a reshape that cannot view): replayed each call
+                    out.update(sizes=[], strides=[], offset=0, absolute=False, base_sizes=[-1], base_strides=[])
+                else:
+                    out.update(sizes=list(view.shape), strides=list(view.stride()), offset=view.storage_offset(),
+                               absolute=any(target == aten.as_strided.default for target, _, _ in spec[2]),
+                               base_sizes=sizes, base_strides=strides)
+            outputs.append(out)
+        return {"inputs": self.inputs, "strides": [m[2] for m in self.metas], "copy_back": self.copy_back,
+                "device": self.device.index or 0, "outputs": outputs}
+
+    def _replay(self, index: int, base: torch.Tensor) -> torch.Tensor:
+        """Output `index` made from `base` by its view chain."""
+        chain = self.outputs[index][2]
+        try:
+            return _replay_views(base, chain)
+        except RuntimeError:
+            # An input with other strides than traced (an eager piece's result): a view of it may
+            # need a copy, as reshape makes.
+            return _replay_views(base, chain, RESHAPED)
+
+    def __call__(self, args: list) -> list:
+        if self.compiled is not None:
+            outs = self.compiled(args)
+        else:  # nothing to compute: every output is an input, a view of one, or None
+            outs = [None if spec[0] == "none" else self._replay(i, args[spec[1]]) for i, spec in enumerate(self.outputs)]
         return outs[0] if self.single else outs
+
+    def boxed(self) -> Callable[[list], Any]:
+        """The callable AOTAutograd calls with its list of arguments: the C++ graph itself where the
+        piece returns a list (no Python frame per call)."""
+        run = self.compiled if self.compiled is not None and not self.single else self
+        run._boxed_call = True
+        return run
 
 
 def compile_piece(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable:

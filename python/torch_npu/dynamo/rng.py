@@ -133,11 +133,13 @@ def functionalize(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, int]:
     env: dict[torch.fx.Node, torch.fx.Node] = {}
     out = graph.graph_copy(gm.graph, env)
     graph.output(out)
-    last = [n for n in graph.nodes if n.op == "placeholder"][-1]
-    with graph.inserting_after(last):
-        offset = graph.placeholder(PARAM_NAMES[1])
-    with graph.inserting_after(last):
+    # After the tensors; first in a piece that takes none (torch.rand alone, split off by a refusal).
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    where = graph.inserting_after(placeholders[-1]) if placeholders else graph.inserting_before(next(iter(graph.nodes)))
+    with where:
         seed = graph.placeholder(PARAM_NAMES[0])
+    with graph.inserting_after(seed):
+        offset = graph.placeholder(PARAM_NAMES[1])
     start = 0
     for original in nodes:
         fn, args, count = REWRITES[original.target](env[original])

@@ -221,10 +221,18 @@ def _in_draw_order(gm: torch.fx.GraphModule, part: dict[torch.fx.Node, int]) \
     return torch.fx.GraphModule(gm, graph), {env[n]: p for n, p in part.items()}
 
 
+def _boxed(run: Callable[[list], Any]) -> Callable[[list], Any]:
+    """`run` marked for AOTAutograd's boxed calling convention (one list of inputs)."""
+    if isinstance(run, GraphExecutable):
+        return run.boxed()
+    run._boxed_call = True
+    return run
+
+
 def compile_graph(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Callable[[list], Any]:
     """An AOT graph as compiled pieces and eager nodes; called with the graph's inputs as a list."""
     if all(node.op != "call_function" or _why_not(node) is None for node in gm.graph.nodes):
-        return compile_or_bisect(gm, examples)
+        return _boxed(compile_or_bisect(gm, examples))
     part = _capability_parts(gm)
     compiled = set(part.values())
     # Each node left out is a piece of its own that runs eagerly.
@@ -239,4 +247,4 @@ def compile_graph(gm: torch.fx.GraphModule, examples: Sequence[Any]) -> Callable
     split = _split(ordered, examples, part)
     _pieces(split, lambda name, child, child_examples: compile_or_bisect(child, child_examples)
             if int(name.removeprefix("submod_")) in compiled else _eager(child))
-    return _eager(split)
+    return _boxed(_eager(split))

@@ -1,6 +1,7 @@
 #include "torch_npu/csrc/graph/CompiledGraph.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <algorithm>
@@ -134,6 +135,49 @@ std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs
     }
     NPU_CHECK_ACL(aclrtLaunchKernel(launch.fn, launch.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
                                     launch.symbol.c_str(), stream));
+  }
+  return outputs;
+}
+
+std::vector<at::Tensor> CompiledGraph::call(const CallPlan& plan, const std::vector<at::Tensor>& args,
+                                            std::vector<std::pair<size_t, at::Tensor>>& replay) const {
+  auto argument = [&](int k) -> const at::Tensor& {
+    TORCH_CHECK(k >= 0 && static_cast<size_t>(k) < args.size() && args[k].defined(), "argument ", k,
+                " of a compiled npu graph must be a tensor\n", errCode(SubModule::GRAPH, ErrCode::PARAM));
+    return args[k];
+  };
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(plan.inputArgs.size());
+  for (size_t k = 0; k < plan.inputArgs.size(); ++k) {
+    at::Tensor t = argument(plan.inputArgs[k]);
+    if (t.device().is_cpu() && t.dim() == 0) {
+      t = t.to(c10::Device(c10::DeviceType::PrivateUse1, plan.device), /*non_blocking=*/true);
+    }
+    // The kernels were built for the traced strides; AOTAutograd hands in what it traced with, mostly.
+    if (t.strides() != c10::IntArrayRef(plan.inputStrides[k])) {
+      t = at::empty_strided(t.sizes(), plan.inputStrides[k], t.options()).copy_(t);
+    }
+    inputs.push_back(std::move(t));
+  }
+  std::vector<at::Tensor> results = run(inputs, {});
+  // A mutated input that had to be copied in: the result went into the copy, so the argument takes it.
+  for (size_t j = 0; j < aliases_.size(); ++j) {
+    int k = aliases_[j];
+    if (k >= 0 && !inputs[k].is_same(args[plan.inputArgs[k]])) args[plan.inputArgs[k]].copy_(inputs[k]);
+  }
+  for (const auto& [k, j] : plan.copyBack) argument(k).copy_(results[j]);
+  std::vector<at::Tensor> outputs(plan.outputs.size());
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const OutputView& out = plan.outputs[i];
+    if (out.base == OutputView::Base::None) continue;
+    const at::Tensor& base = out.base == OutputView::Base::Argument ? argument(out.index) : results[out.index];
+    if (!out.view) {
+      outputs[i] = base;
+    } else if (base.sizes() != c10::IntArrayRef(out.baseSizes) || base.strides() != c10::IntArrayRef(out.baseStrides)) {
+      replay.emplace_back(i, base);
+    } else {
+      outputs[i] = base.as_strided(out.sizes, out.strides, out.absolute ? out.offset : base.storage_offset() + out.offset);
+    }
   }
   return outputs;
 }

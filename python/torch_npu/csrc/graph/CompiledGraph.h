@@ -10,6 +10,29 @@
 
 namespace torch_npu::graph {
 
+// How a call hands back one output of the piece (torch_npu.dynamo.executable): nothing, an argument
+// or a result of the plan, itself or a view of it with the layout the view chain gave when traced.
+struct OutputView {
+  enum class Base { None, Argument, Result };
+  Base base = Base::None;
+  int index = 0;  // argument index (Argument) or result index (Result)
+  bool view = false;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;     // storage offset, added to the base's unless `absolute` (the chain has an as_strided)
+  bool absolute = false;
+  std::vector<int64_t> baseSizes, baseStrides;  // the base's layout the view was traced on ({-1}: never the base's)
+};
+
+// What a call does around the plan: which arguments are the graph's inputs and the strides its
+// kernels were built for, how each output is made, which mutations are copied back.
+struct CallPlan {
+  std::vector<int> inputArgs;
+  std::vector<std::vector<int64_t>> inputStrides;
+  std::vector<OutputView> outputs;
+  std::vector<std::pair<int, int>> copyBack;  // (argument, result): mutations that could not alias
+  c10::DeviceIndex device = 0;                // where a 0-d CPU input (Adam's step count) is uploaded
+};
+
 class CompiledGraph {
  public:
   // `aliases[j]` >= 0: output j is written straight into input aliases[j] (an input the graph
@@ -21,6 +44,14 @@ class CompiledGraph {
   // Queues every kernel on the current stream of the inputs' device and returns the outputs;
   // `params` are the scalar parameters' bits by value (after the seed and offset of a random graph).
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const std::vector<uint64_t>& params) const;
+
+  // One call of the piece on AOTAutograd's arguments (undefined where an argument is not a tensor):
+  // inputs taken from `args` (a 0-d CPU tensor uploaded, other strides than traced copied), the plan
+  // run, outputs made by `plan`. An output whose view chain does not give the traced layout (a view
+  // of an argument laid out otherwise than traced, a chain that copies) is left undefined and
+  // appended to `replay` with its base: the caller replays its view chain.
+  std::vector<at::Tensor> call(const CallPlan& plan, const std::vector<at::Tensor>& args,
+                               std::vector<std::pair<size_t, at::Tensor>>& replay) const;
 
   size_t launchCount() const { return record_.launches.size(); }
   int64_t arenaBytes() const { return arenaBytes_; }

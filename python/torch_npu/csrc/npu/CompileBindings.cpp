@@ -1,6 +1,7 @@
 // Python face of compiled graphs (torch_npu.dynamo.executable): a launch-list record in, a
 // CompiledGraph out that runs with no Python per kernel.
 #include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <unordered_map>
@@ -44,15 +45,75 @@ eager::KernelRecord recordFrom(const py::dict& result) {
   return record;
 }
 
+// The call plan executable.py describes (see CallPlan).
+CallPlan planFrom(const py::dict& plan) {
+  CallPlan out;
+  out.inputArgs = plan["inputs"].cast<std::vector<int>>();
+  out.inputStrides = plan["strides"].cast<std::vector<std::vector<int64_t>>>();
+  out.copyBack = plan["copy_back"].cast<std::vector<std::pair<int, int>>>();
+  out.device = plan["device"].cast<c10::DeviceIndex>();
+  for (const py::handle& item : plan["outputs"]) {
+    OutputView view;
+    auto kind = item["base"].cast<std::string>();
+    view.base = kind == "none" ? OutputView::Base::None
+                : kind == "input" ? OutputView::Base::Argument : OutputView::Base::Result;
+    if (view.base != OutputView::Base::None) {
+      view.index = item["index"].cast<int>();
+      view.view = item["view"].cast<bool>();
+    }
+    if (view.view) {
+      view.sizes = item["sizes"].cast<std::vector<int64_t>>();
+      view.strides = item["strides"].cast<std::vector<int64_t>>();
+      view.offset = item["offset"].cast<int64_t>();
+      view.absolute = item["absolute"].cast<bool>();
+      view.baseSizes = item["base_sizes"].cast<std::vector<int64_t>>();
+      view.baseStrides = item["base_strides"].cast<std::vector<int64_t>>();
+    }
+    out.outputs.push_back(std::move(view));
+  }
+  return out;
+}
+
+// A compiled graph with its call plan; `replay(i, base)` makes output i in Python when its view
+// chain does not give the traced layout (CompiledGraph::call).
+struct BoundGraph {
+  CompiledGraph graph;
+  CallPlan plan;
+  py::object replay;
+
+  py::list call(const py::list& args) const {
+    std::vector<at::Tensor> tensors(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      PyObject* item = args[i].ptr();
+      if (THPVariable_Check(item)) tensors[i] = THPVariable_Unpack(item);
+    }
+    std::vector<std::pair<size_t, at::Tensor>> replayed;
+    std::vector<at::Tensor> outputs;
+    {
+      py::gil_scoped_release nogil;
+      outputs = graph.call(plan, tensors, replayed);
+    }
+    py::list result(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      result[i] = outputs[i].defined() ? py::reinterpret_steal<py::object>(THPVariable_Wrap(outputs[i])) : py::none();
+    }
+    for (auto& [i, base] : replayed) result[i] = replay(i, py::reinterpret_steal<py::object>(THPVariable_Wrap(base)));
+    return result;
+  }
+};
+
 TORCH_NPU_BINDINGS(bindCompiledGraphs) {
-  py::class_<CompiledGraph>(m, "_CompiledGraph")
-      .def(py::init([](const py::dict& record, std::vector<int> aliases, size_t inputCount, uint64_t philoxIncrement) {
-             return CompiledGraph(recordFrom(record), std::move(aliases), inputCount, philoxIncrement);
+  py::class_<BoundGraph>(m, "_CompiledGraph", py::dynamic_attr())
+      .def(py::init([](const py::dict& record, std::vector<int> aliases, size_t inputCount, uint64_t philoxIncrement,
+                       const py::dict& plan, py::object replay) {
+             return BoundGraph{CompiledGraph(recordFrom(record), std::move(aliases), inputCount, philoxIncrement),
+                               planFrom(plan), std::move(replay)};
            }),
-           py::arg("record"), py::arg("aliases"), py::arg("input_count"), py::arg("philox_increment") = 0)
-      .def("run", &CompiledGraph::run, py::arg("inputs"), py::arg("params"), py::call_guard<py::gil_scoped_release>())
-      .def_property_readonly("launch_count", &CompiledGraph::launchCount)
-      .def_property_readonly("arena_bytes", &CompiledGraph::arenaBytes);
+           py::arg("record"), py::arg("aliases"), py::arg("input_count"), py::arg("philox_increment"),
+           py::arg("plan"), py::arg("replay"))
+      .def("__call__", &BoundGraph::call, py::arg("args"))
+      .def_property_readonly("launch_count", [](const BoundGraph& g) { return g.graph.launchCount(); })
+      .def_property_readonly("arena_bytes", [](const BoundGraph& g) { return g.graph.arenaBytes(); });
 }
 
 }  // namespace
