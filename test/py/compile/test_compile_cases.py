@@ -36,26 +36,27 @@ def _cnn() -> torch.nn.Module:
 
 
 def test_cnn_with_batch_norm_trains_as_eager(compile_stats):
+    # Against eager on the CPU (no eager npu compiles): outputs, gradients, parameters, running statistics.
     torch.manual_seed(0)
-    model = _cnn().npu()
-    reference = copy.deepcopy(model)
+    reference = _cnn()
+    model = copy.deepcopy(reference).npu()
     compiled = torch.compile(model, backend="npu-mlir")
     opts = [torch.optim.SGD(m.parameters(), lr=0.05) for m in (model, reference)]
     for _ in range(10):
-        x, y = torch.randn(4, 3, 8, 8).npu(), torch.randint(0, 5, (4,)).npu()
+        x, y = torch.randn(4, 3, 8, 8), torch.randint(0, 5, (4,))
         outs = []
-        for run, opt in zip((compiled, reference), opts):
+        for run, opt, device in zip((compiled, reference), opts, ("npu", "cpu")):
             opt.zero_grad()
-            out = run(x)
-            torch.nn.functional.cross_entropy(out, y).backward()
+            out = run(x.to(device))
+            torch.nn.functional.cross_entropy(out, y.to(device)).backward()
             opt.step()
             outs.append(out.detach().cpu())
         torch.testing.assert_close(outs[0], outs[1], **TOL)
         for p, q in zip(model.parameters(), reference.parameters()):
-            torch.testing.assert_close(p.grad.cpu(), q.grad.cpu(), **TOL)
-            torch.testing.assert_close(p.detach().cpu(), q.detach().cpu(), **TOL)
+            torch.testing.assert_close(p.grad.cpu(), q.grad, **TOL)
+            torch.testing.assert_close(p.detach().cpu(), q.detach(), **TOL)
         for b, c in zip(model.buffers(), reference.buffers()):
-            torch.testing.assert_close(b.cpu(), c.cpu(), **TOL)
+            torch.testing.assert_close(b.cpu(), c, **TOL)
     stats = compile_stats()
     # Forward and backward compiled whole (max_pool2d_with_indices split them until ascend-fuse's d47a7d5).
     assert stats["split_nodes"] == {} and stats["graphs_compiled"] == 2 and stats["kernels"] > 10, stats
@@ -64,12 +65,12 @@ def test_cnn_with_batch_norm_trains_as_eager(compile_stats):
 
 def test_new_shape_recompiles(compile_stats):
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).npu()
-    compiled = torch.compile(model, backend="npu-mlir", dynamic=False)
+    reference = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU())
+    compiled = torch.compile(copy.deepcopy(reference).npu(), backend="npu-mlir", dynamic=False)
     with torch.no_grad():
         for batch in (8, 4, 8):
-            x = torch.randn(batch, 16).npu()
-            torch.testing.assert_close(compiled(x), model(x), **TOL)
+            x = torch.randn(batch, 16)
+            torch.testing.assert_close(compiled(x.npu()).cpu(), reference(x), **TOL)
     stats = compile_stats()
     assert stats["recompiles"] == 1 and stats["inference_graphs"] == 2, stats
 
@@ -79,14 +80,16 @@ def test_dynamic_shapes_compile_per_concrete_shape(compile_stats, how):
     # The kernels are static: a symbolic graph is compiled once per shape it meets, each counted (the
     # graphs are test_new_shape_recompiles', from the kernel cache).
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).npu()
-    compiled = torch.compile(model, backend="npu-mlir", dynamic=True if how == "dynamic=True" else None)
+    reference = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU())
+    compiled = torch.compile(copy.deepcopy(reference).npu(), backend="npu-mlir",
+                             dynamic=True if how == "dynamic=True" else None)
     with torch.no_grad():
         for batch in (8, 4, 8, 2):
-            x = torch.randn(batch, 16).npu()
+            x = torch.randn(batch, 16)
+            xn = x.npu()
             if how == "mark_dynamic":
-                torch._dynamo.mark_dynamic(x, 0)
-            torch.testing.assert_close(compiled(x), model(x), **TOL)
+                torch._dynamo.mark_dynamic(xn, 0)
+            torch.testing.assert_close(compiled(xn).cpu(), reference(x), **TOL)
     stats = compile_stats()
     # One Dynamo frame, symbolic from the first call: three shapes, two of them new after the first.
     assert stats["inference_graphs"] == 3 and stats["recompiles"] == 2, stats
