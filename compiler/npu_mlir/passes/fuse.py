@@ -19,8 +19,10 @@ An op may join a group only if none of its operands depends on that group throug
 outside it, so outlining can never create a cycle; two groups of the same shape that do not
 depend on each other merge when an op reads both (layer norm's mean and variance branches). Fusion is what saves the GM round trips
 between ops: one kernel reads its inputs once and writes its results once.
-A group whose outputs differ in type is split (an ascend.yield carries values of one type):
-its trailing ops move to a follow-up kernel until the outputs agree.
+A group of ascend ops whose outputs differ in type is split: its trailing ops move to a follow-up
+kernel (which reads the head's results) until the outputs agree, the form the tiling and the
+vector emitters take. An opaque group is never split (one linalg.generic may yield f32 values
+and i64 indices): its kernel yields results of several types.
 The outlined body holds tensor-level ops only (scalar constants are cloned in, other scalars
 and tensors become kernel arguments), so each kernel compiles on its own.
 """
@@ -31,7 +33,7 @@ from ..dialects.ascend import load_ascend
 from ..analysis.host_function import VIEW_OPS
 from ..analysis.kernel_model import is_copy_in_cast
 from .fuse_groups import ALONE, CUBE, Group, tensor_shape, group_block
-from .fuse_outline import members_of, outline
+from .fuse_outline import outline
 
 
 def _kind_of(ops: list[ir.OpView]) -> str:
@@ -45,20 +47,11 @@ def _kind_of(ops: list[ir.OpView]) -> str:
 
 
 def _outline_split(group: Group, func: ir.OpView, fname: str, names: set[str]) -> None:
-    """Outline `group`; while its outputs differ in type, move its last op to a follow-up group.
+    """Outline `group`; while it refuses outputs of several types, move its last op to a follow-up group.
 
     Ops are in program order, so the head stays closed under its own dependencies and the
     tail (outlined after it) may read the head's results.
     """
-    if group.kind == "opaque":
-        # Upstream ops cannot be split between kernels by type (one linalg.generic may yield
-        # f32 values and i64 indices): one copy of the group per result type.
-        members = members_of(group)
-        types = list(dict.fromkeys(r.type for op in group.ops for r in op.results
-                                   if any(u.owner not in members for u in r.uses)))
-        for i, t in enumerate(types or [None]):  # None: a group that yields nothing (only checks)
-            outline(group, func, fname, names, only_type=t, keep=i < len(types) - 1)
-        return
     tail: list[ir.OpView] = []
     while not outline(group, func, fname, names):
         tail.insert(0, group.ops.pop())
@@ -84,31 +77,56 @@ def _constant(v: ir.Value) -> bool:
         and isinstance(v.type, ir.RankedTensorType) and 0 not in ir.RankedTensorType(v.type).shape
 
 
+def _written_copy(v: ir.Value, root: ir.Value, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+    """A new tensor holding `v`'s elements, written by an op ascend-fuse outlines as an opaque
+    kernel: a fill when `v` views a splat constant `root`, else a copy."""
+    from torch_mlir.dialects import arith, linalg, tensor
+
+    with ip, loc:
+        t = ir.RankedTensorType(v.type)
+        empty = tensor.EmptyOp(list(t.shape), t.element_type)
+        splat = _splat(root)
+        if splat is not None:
+            return linalg.fill(arith.ConstantOp(t.element_type, splat).result, outs=[empty.result])
+        return linalg.copy(v, outs=[empty.result])
+
+
+def _root(v: ir.Value) -> ir.Value:
+    while isinstance(v.owner, ir.OpView) and v.owner.operation.name in VIEW_OPS:
+        v = v.owner.operands[0]
+    return v
+
+
 def _copy_aliased_results(func: ir.OpView) -> None:
     """A result that is an argument (or a view of one), or that repeats another result, gets a
     copy of its own: a launch list writes each result into its own buffer (aten.alias, an
     identity decomposition). A result that is a splat constant gets a fill, any other constant a
     copy (of the constant, cloned into the kernel). The copy or fill is an opaque kernel like any
     upstream op (no kernel would write a host constant into the result)."""
-    from torch_mlir.dialects import arith, linalg, tensor
-
     block = func.regions[0].blocks[0]
     ret = list(block.operations)[-1]
     seen: set[ir.Value] = set()
     for i, v in enumerate(list(ret.operands)):
-        root = v
-        while isinstance(root.owner, ir.OpView) and root.owner.operation.name in VIEW_OPS:
-            root = root.owner.operands[0]
-        splat = _splat(root)
+        root = _root(v)
         if isinstance(root, ir.BlockArgument) or root in seen or _constant(root):
-            with ir.InsertionPoint(ret), ret.location:
-                t = ir.RankedTensorType(v.type)
-                empty = tensor.EmptyOp(list(t.shape), t.element_type)
-                if splat is not None:
-                    ret.operands[i] = linalg.fill(arith.ConstantOp(t.element_type, splat).result, outs=[empty.result])
-                else:
-                    ret.operands[i] = linalg.copy(v, outs=[empty.result])
+            ret.operands[i] = _written_copy(v, root, ir.InsertionPoint(ret), ret.location)
         seen.add(root)
+
+
+def _copy_constant_operands(func: ir.OpView) -> None:
+    """A tensor constant (or a view of one) that an ascend op reads is written into a buffer by
+    a fill / copy kernel first: an opaque kernel clones the constants it reads into its body, but
+    an ascend kernel takes tensors as arguments, and a launch list has no buffer holding a host
+    constant (a table of coefficients torch-mlir folded would else stay in the host function)."""
+    block = func.regions[0].blocks[0]
+    for op in list(block.operations):
+        op = op.operation
+        if not op.name.startswith("ascend."):
+            continue
+        for i, v in enumerate(list(op.operands)):
+            root = _root(v)
+            if _constant(root):
+                op.operands[i] = _written_copy(v, root, ir.InsertionPoint(op), op.location)
 
 
 def _cast_per_cube_use(block: ir.Block) -> None:
@@ -151,6 +169,7 @@ def run(module: ir.Operation, *, max_ops: int = 64, epilogue: bool = True) -> bo
             continue
         fname = ir.StringAttr(func.attributes["sym_name"]).value
         _copy_aliased_results(func)
+        _copy_constant_operands(func)
         _cast_per_cube_use(func.regions[0].blocks[0])
         for group in _fold_checks(group_block(func.regions[0].blocks[0], max_ops, epilogue)):
             _outline_split(group, func, fname, names)

@@ -97,13 +97,10 @@ def _core_type(group) -> str:
     return "aiv"
 
 
-def outline(group, func: ir.OpView, fname: str, names: set[str], only_type: ir.Type | None = None,
-            keep: bool = False) -> bool:
-    """Outline `group`; False (and nothing changed) when its outputs differ in type, which one
-    ascend.yield cannot carry (IRDL binds a variadic operand list to one type).
-    `only_type`: outline a copy of the group that yields its outputs of this type only, and
-    with `keep`, leave the group in place for the next type's copy (an op with results of two
-    types, as a value+index reduction, is outlined once per result type)."""
+def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
+    """Outline `group`; False (and nothing changed) when it is not opaque and its outputs differ
+    in type: ascend-fuse then splits it (an opaque kernel yields what its upstream ops compute, a
+    value + index reduction both of its results)."""
     members = members_of(group)
     opaque = group.kind == "opaque"
     inputs: list[ir.Value] = []
@@ -123,9 +120,7 @@ def outline(group, func: ir.OpView, fname: str, names: set[str], only_type: ir.T
             inputs += [c.operands[0] for c in chain if _is_scalar_read(c) and c.operands[0] not in inputs]
     outputs = [r for op in group.ops for r in op.results
                if any(u.owner not in members for u in r.uses)]
-    if only_type is not None:
-        outputs = [v for v in outputs if v.type == only_type]
-    elif len({v.type for v in outputs}) > 1:
+    if not opaque and len({v.type for v in outputs}) > 1:
         return False
 
     name = f"{fname}_{group.kind}_{len(names)}"
@@ -160,13 +155,6 @@ def outline(group, func: ir.OpView, fname: str, names: set[str], only_type: ir.T
         launch = LaunchOp(ir.FlatSymbolRefAttr.get(name), inputs, [v.type for v in outputs])
     launch.operation.move_after(last.operation)
     _move_late_users(group, members, launch)
-    if keep:
-        # The group stays for the next type's copy: its own ops keep reading the values it computes.
-        for old, new in zip(outputs, launch.results):
-            for use in list(old.uses):
-                if use.owner not in members:
-                    use.owner.operands[use.operand_number] = new
-        return True
     for old, new in zip(outputs, launch.results):
         old.replace_all_uses_with(new)
     for op in reversed(group.ops):

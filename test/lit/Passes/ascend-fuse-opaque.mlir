@@ -3,21 +3,19 @@
 
 // Upstream ops raising leaves alone go into `opaque` kernels, so the host function computes
 // nothing (ascend-verify-host passes). A value+index reduction reads two fills: the three ops are
-// one group, outlined once per result type (one ascend.yield carries one type); the constants
-// and tensor.empty ops it reads are cloned in.
+// one group, outlined once, its kernel yielding both results (one run of types each); the
+// constants and tensor.empty ops it reads are cloned in.
 // CHECK-LABEL: "ascend.kernel"
 // CHECK: ^bb0(%[[X:.*]]: tensor<16x32xf32>):
 // CHECK-DAG: arith.constant 0xFF800000 : f32
 // CHECK-DAG: tensor.empty() : tensor<16xi64>
-// CHECK: linalg.generic
-// CHECK: "ascend.yield"(%{{.*}}#0) : (tensor<16xf32>) -> ()
+// CHECK: %[[R:.*]]:2 = linalg.generic
+// CHECK: "ascend.yield"(%[[R]]#0, %[[R]]#1) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16xf32>, tensor<16xi64>) -> ()
 // CHECK: fusion = "opaque", sym_name = "max_dim_opaque_0"
-// CHECK-LABEL: "ascend.kernel"
-// CHECK: "ascend.yield"(%{{.*}}#1) : (tensor<16xi64>) -> ()
-// CHECK: fusion = "opaque", sym_name = "max_dim_opaque_1"
+// CHECK-NOT: "ascend.kernel"
 // CHECK-LABEL: func.func @max_dim
-// CHECK-DAG: "ascend.launch"(%arg0) {callee = @max_dim_opaque_0{{.*}} -> tensor<16xf32>
-// CHECK-DAG: "ascend.launch"(%arg0) {callee = @max_dim_opaque_1{{.*}} -> tensor<16xi64>
+// CHECK: %[[L:.*]]:2 = "ascend.launch"(%arg0) {callee = @max_dim_opaque_0, {{.*}}resultSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16x32xf32>) -> (tensor<16xf32>, tensor<16xi64>)
+// CHECK-NEXT: return %[[L]]#0, %[[L]]#1
 // CHECK-NOT: linalg
 // HOST-LABEL: func.func @max_dim
 // HOST-NOT: linalg
@@ -144,18 +142,16 @@ func.func @empty_view(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 // max_pool2d_with_indices: the index generic's region reads the padded input, another member's
-// result. That read is inside the group: the pad is no kernel output, and each per-type copy
-// recomputes it (two kernels, not three, and no kernel reads a launch the host defines later).
+// result. That read is inside the group: the pad is no kernel output, and one kernel computes
+// the pooled values and their indices (no kernel reads a launch the host defines later).
 // CHECK-LABEL: "ascend.kernel"
 // CHECK: tensor.pad
 // CHECK: linalg.pooling_nchw_max
 // CHECK: tensor.extract %padded
-// CHECK: "ascend.yield"(%{{.*}}) : (tensor<1x1x1x3xf32>) -> ()
-// CHECK-LABEL: "ascend.kernel"
-// CHECK: tensor.extract %padded
-// CHECK: "ascend.yield"(%{{.*}}) : (tensor<1x1x1x3xi64>) -> ()
+// CHECK: "ascend.yield"(%{{.*}}, %{{.*}}) {{.*}}: (tensor<1x1x1x3xf32>, tensor<1x1x1x3xi64>) -> ()
+// CHECK-NOT: "ascend.kernel"
 // CHECK-LABEL: func.func @max_pool_with_indices
-// CHECK-COUNT-2: "ascend.launch"(%arg0) {callee
+// CHECK-COUNT-1: "ascend.launch"(%arg0) {callee
 // CHECK-NOT: ascend.launch
 // CHECK: return
 #map = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>

@@ -108,11 +108,11 @@ func.func @no_cycle_through_outside_op(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 // one ascend.yield, so the trailing ops move to a second kernel that reads the sums.
 // CHECK-LABEL: "ascend.kernel"
 // CHECK: "ascend.reduce"
-// CHECK-NEXT: "ascend.yield"({{.*}}) : (tensor<4x1xf32>) -> ()
+// CHECK-NEXT: "ascend.yield"({{.*}}) {{.*}}: (tensor<4x1xf32>) -> ()
 // CHECK: "ascend.kernel"
 // CHECK: "ascend.broadcast"
 // CHECK-NEXT: "ascend.binary"
-// CHECK-NEXT: "ascend.yield"({{.*}}) : (tensor<4x8xf32>) -> ()
+// CHECK-NEXT: "ascend.yield"({{.*}}) {{.*}}: (tensor<4x8xf32>) -> ()
 // CHECK-LABEL: func.func @outputs_of_two_types
 // CHECK: %[[S:.*]] = "ascend.launch"(%arg0)
 // CHECK: %[[R:.*]] = "ascend.launch"(%[[S]], %arg0)
@@ -202,4 +202,26 @@ func.func @scalar_parameter_moves_into_the_kernel(%x: tensor<4x8xf32>, %alpha: t
   %f = arith.sitofp %s : i64 to f32
   %0 = "ascend.binary"(%x, %f) {kind = "mul"} : (tensor<4x8xf32>, f32) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A tensor constant that is no splat (a table torch-mlir folded) is written by an opaque copy
+// kernel, which clones it in, and the vector kernel reads that buffer: an ascend kernel takes
+// tensors as arguments, and no launch may read a constant of the host function.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: arith.constant dense<[1.000000e+00, -2.000000e+00, 3.000000e+00, 5.000000e-01]> : tensor<4xf32>
+// CHECK: linalg.copy
+// CHECK: fusion = "opaque", sym_name = "constant_table_opaque_0"
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: fusion = "elementwise", sym_name = "constant_table_elementwise_1"
+// CHECK-LABEL: func.func @constant_table
+// CHECK-NOT: arith.constant
+// CHECK: %[[T:.*]] = "ascend.launch"() {callee = @constant_table_opaque_0
+// CHECK: "ascend.launch"(%[[T]], %arg0) {callee = @constant_table_elementwise_1
+func.func @constant_table(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %c = arith.constant dense<[1.0, -2.0, 3.0, 0.5]> : tensor<4xf32>
+  %0 = "ascend.broadcast"(%c) {dims = array<i64: 0>} : (tensor<4xf32>) -> tensor<8x4xf32>
+  %1 = "ascend.binary"(%x, %0) {kind = "mul"} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
 }

@@ -17,7 +17,7 @@ from torch_mlir import ir
 
 import npu_mlir
 from npu_mlir.dialects.ascend import load_ascend
-from npu_mlir.dialects.ascend.kernel_ops import LAUNCH_TYPE_RUNS
+from npu_mlir.dialects.ascend.kernel_ops import LAUNCH_TYPE_RUNS, RESULT_TYPE_RUNS
 from npu_mlir.passes import plan_memory, tile
 from npu_mlir.targets.ascendc import emit as ascendc
 from npu_mlir.tools import npu_ascendc
@@ -32,6 +32,11 @@ def twin_include_dir() -> Path:
     return npu_ascendc.twin_include_dir(tuple(CXXFLAGS))
 
 _NP = {"float": np.float32, "half": np.float16, "int32_t": np.int32}
+
+
+def one_run(values: int = 1) -> str:
+    """The attribute of an ascend.yield of `values` values of one type (a single run, kernel_ops)."""
+    return f"{{operandSegmentSizes = array<i32: {values}" + ", 0" * (RESULT_TYPE_RUNS - 1) + ">}"
 
 
 def kernel_ir(name: str, args: list[str], results: list[str], body: str, core: str = "aiv",
@@ -104,7 +109,7 @@ def test_elementwise_chain_f32_with_unaligned_tail(tmp_path):
     %2 = "ascend.binary"(%1, %c) {{kind = "mul"}} : ({t}, f32) -> {t}
     %3 = "ascend.binary"(%c, %2) {{kind = "sub"}} : (f32, {t}) -> {t}
     %4 = "ascend.unary"(%3) {{kind = "sigmoid"}} : ({t}) -> {t}
-    "ascend.yield"(%4) : ({t}) -> ()"""
+    "ascend.yield"(%4) {one_run()} : ({t}) -> ()"""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((2, 1001, 3), dtype=np.float32)
     (out,), tiling = build_and_run(tmp_path, kernel_ir("chain", [t, t], [t], body), [a, b])
@@ -117,7 +122,7 @@ def test_scalar_kernel_argument_travels_in_tiling(tmp_path):
     t = "tensor<256xf32>"
     body = f"""    %0 = "ascend.binary"(%arg1, %arg0) {{kind = "div"}} : (f32, {t}) -> {t}
     %1 = "ascend.binary"(%0, %arg1) {{kind = "sub"}} : ({t}, f32) -> {t}
-    "ascend.yield"(%1) : ({t}) -> ()"""
+    "ascend.yield"(%1) {one_run()} : ({t}) -> ()"""
     x = np.random.default_rng(9).uniform(0.5, 2.0, 256).astype(np.float32)
     (out,), _ = build_and_run(tmp_path, kernel_ir("sdiv", [t, "f32"], [t], body), [x], scalars=["3.0f"])
     np.testing.assert_allclose(out, 3.0 / x - 3.0, rtol=1e-5, atol=1e-6)
@@ -130,7 +135,7 @@ def test_ternary_fma_lerp_clamp(tmp_path):
     %0 = "ascend.ternary"(%arg0, %arg1, %arg2) {{kind = "fma"}} : ({t}, {t}, {t}) -> {t}
     %1 = "ascend.ternary"(%0, %arg1, %arg2) {{kind = "lerp"}} : ({t}, {t}, {t}) -> {t}
     %2 = "ascend.ternary"(%1, %lo, %hi) {{kind = "clamp"}} : ({t}, f32, f32) -> {t}
-    "ascend.yield"(%2) : ({t}) -> ()"""
+    "ascend.yield"(%2) {one_run()} : ({t}) -> ()"""
     a, b, c = np.random.default_rng(11).standard_normal((3, 1000), dtype=np.float32)
     (out,), _ = build_and_run(tmp_path, kernel_ir("tern", [t, t, t], [t], body), [a, b, c])
     f = a * b + c
@@ -145,7 +150,7 @@ def test_compare_select_masks(tmp_path):
     %1 = "ascend.select"(%0, %arg1, %zero) : ({m}, {t}, f32) -> {t}
     %2 = "ascend.compare"(%arg0, %arg1) {{predicate = "lt"}} : ({t}, {t}) -> {m}
     %3 = "ascend.select"(%2, %arg0, %1) : ({m}, {t}, {t}) -> {t}
-    "ascend.yield"(%3) : ({t}) -> ()"""
+    "ascend.yield"(%3) {one_run()} : ({t}) -> ()"""
     x, g = np.random.default_rng(12).standard_normal((2, 4100), dtype=np.float32)
     (out,), _ = build_and_run(tmp_path, kernel_ir("masks", [t, t], [t], body), [x, g])
     relu_grad = np.where(x > 0, g, 0.0)
@@ -157,7 +162,7 @@ def test_elementwise_f16_to_f32_cast_relu(tmp_path):
     body = f"""    %0 = "ascend.binary"(%arg0, %arg1) {{kind = "mul"}} : ({t16}, {t16}) -> {t16}
     %1 = "ascend.unary"(%0) {{kind = "relu"}} : ({t16}) -> {t16}
     %2 = "ascend.cast"(%1) : ({t16}) -> {t32}
-    "ascend.yield"(%2) : ({t32}) -> ()"""
+    "ascend.yield"(%2) {one_run()} : ({t32}) -> ()"""
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((2, 64, 1024)).astype(np.float16)
     (out,), tiling = build_and_run(tmp_path, kernel_ir("relu16", [t16, t16], [t32], body), [a, b])
@@ -168,7 +173,7 @@ def test_elementwise_f16_to_f32_cast_relu(tmp_path):
 def test_row_reduction_sum_unaligned_rows(tmp_path):
     t, r = "tensor<77x300xf32>", "tensor<77xf32>"
     body = f"""    %0 = "ascend.reduce"(%arg0) {{kind = "sum", dims = array<i64: 1>, keepdim = false}} : ({t}) -> {r}
-    "ascend.yield"(%0) : ({r}) -> ()"""
+    "ascend.yield"(%0) {one_run()} : ({r}) -> ()"""
     x = np.random.default_rng(2).standard_normal((77, 300), dtype=np.float32)
     (out,), tiling = build_and_run(tmp_path, kernel_ir("rsum", [t], [r], body, fusion="reduction"), [x])
     np.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-4, atol=1e-4)
@@ -184,7 +189,7 @@ def test_softmax_rows(tmp_path):
     %4 = "ascend.reduce"(%3) {{kind = "sum", dims = array<i64: 1>, keepdim = false}} : ({t}) -> {r}
     %5 = "ascend.broadcast"(%4) {{dims = array<i64: 1>}} : ({r}) -> {t}
     %6 = "ascend.binary"(%3, %5) {{kind = "div"}} : ({t}, {t}) -> {t}
-    "ascend.yield"(%6) : ({t}) -> ()"""
+    "ascend.yield"(%6) {one_run()} : ({t}) -> ()"""
     x = np.random.default_rng(3).standard_normal((50, 129), dtype=np.float32) * 3
     (out,), _ = build_and_run(tmp_path, kernel_ir("softmax", [t], [t], body, fusion="reduction"), [x])
     e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -196,7 +201,7 @@ def test_bias_broadcast_over_rows_then_mean(tmp_path):
     body = f"""    %0 = "ascend.broadcast"(%arg1) {{dims = array<i64: 0>}} : ({c}) -> {t}
     %1 = "ascend.binary"(%arg0, %0) {{kind = "add"}} : ({t}, {t}) -> {t}
     %2 = "ascend.reduce"(%1) {{kind = "mean", dims = array<i64: 1>, keepdim = true}} : ({t}) -> {r}
-    "ascend.yield"(%2) : ({r}) -> ()"""
+    "ascend.yield"(%2) {one_run()} : ({r}) -> ()"""
     rng = np.random.default_rng(4)
     x, bias = rng.standard_normal((40, 24), dtype=np.float32), rng.standard_normal(24, dtype=np.float32)
     (m,), _ = build_and_run(tmp_path, kernel_ir("biasmean", [t, c], [r], body, fusion="reduction"), [x, bias])
@@ -210,7 +215,7 @@ def test_two_outputs_layer_norm_parts(tmp_path):
     %1 = "ascend.broadcast"(%0) {{dims = array<i64: 1>}} : ({r}) -> {t}
     %2 = "ascend.binary"(%arg0, %1) {{kind = "sub"}} : ({t}, {t}) -> {t}
     %3 = "ascend.binary"(%2, %2) {{kind = "mul"}} : ({t}, {t}) -> {t}
-    "ascend.yield"(%2, %3) : ({t}, {t}) -> ()"""
+    "ascend.yield"(%2, %3) {one_run(2)} : ({t}, {t}) -> ()"""
     x = np.random.default_rng(7).standard_normal((64, 96), dtype=np.float32)
     (y, y2), _ = build_and_run(tmp_path, kernel_ir("center", [t], [t, t], body, fusion="reduction"), [x])
     want = x - x.mean(axis=1, keepdims=True)
@@ -222,7 +227,7 @@ def test_two_outputs_layer_norm_parts(tmp_path):
 def test_matmul(tmp_path, m, k, n, dtype):
     ta, tb, tc = f"tensor<{m}x{k}x{dtype}>", f"tensor<{k}x{n}x{dtype}>", f"tensor<{m}x{n}xf32>"
     body = f"""    %0 = "ascend.matmul"(%arg0, %arg1) {{acc_type = f32, transpose_a = false, transpose_b = false}} : ({ta}, {tb}) -> {tc}
-    "ascend.yield"(%0) : ({tc}) -> ()"""
+    "ascend.yield"(%0) {one_run()} : ({tc}) -> ()"""
     np_t = np.float32 if dtype == "f32" else np.float16
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((m, k)).astype(np_t), rng.standard_normal((k, n)).astype(np_t)
@@ -242,7 +247,7 @@ def test_matmul_transposed_operands(tmp_path, ta, tb, dtype):
     tc = f"tensor<{m}x{n}xf32>"
     flags = f"transpose_a = {str(ta).lower()}, transpose_b = {str(tb).lower()}"
     body = f"""    %0 = "ascend.matmul"(%arg0, %arg1) {{acc_type = f32, {flags}}} : ({ta_t}, {tb_t}) -> {tc}
-    "ascend.yield"(%0) : ({tc}) -> ()"""
+    "ascend.yield"(%0) {one_run()} : ({tc}) -> ()"""
     rng = np.random.default_rng(10)
     np_t = np.float16 if dtype == "f16" else np.float32
     a, b = rng.standard_normal(a_shape).astype(np_t), rng.standard_normal(b_shape).astype(np_t)
@@ -255,7 +260,7 @@ def test_batch_matmul_f16_out_aligned(tmp_path):
     # Fractal-aligned shapes: no K padding, whole 32-byte DataCopy moves.
     ta, tb, tc = "tensor<3x64x32xf16>", "tensor<3x32x48xf16>", "tensor<3x64x48xf16>"
     body = f"""    %0 = "ascend.batch_matmul"(%arg0, %arg1) {{acc_type = f32, transpose_a = false, transpose_b = false}} : ({ta}, {tb}) -> {tc}
-    "ascend.yield"(%0) : ({tc}) -> ()"""
+    "ascend.yield"(%0) {one_run()} : ({tc}) -> ()"""
     rng = np.random.default_rng(6)
     a, b = rng.standard_normal((3, 64, 32)).astype(np.float16), rng.standard_normal((3, 32, 48)).astype(np.float16)
     (out,), _ = build_and_run(tmp_path, kernel_ir("bmm", [ta, tb], [tc], body, core="aic", fusion="single"), [a, b])
@@ -299,15 +304,17 @@ def test_acl_host_code_runs_kernel_on_simulated_runtime(tmp_path):
     from npu_mlir.targets.ascendc import acl
 
     t = "tensor<4096x3xf32>"
-    # Launch arguments are stored as runs of equal types (kernel_ops.LAUNCH_TYPE_RUNS groups).
+    # Launch arguments and results are stored as runs of equal types (kernel_ops.LAUNCH_TYPE_RUNS
+    # and RESULT_TYPE_RUNS groups).
     segments = "array<i32: 2" + ", 0" * (LAUNCH_TYPE_RUNS - 1) + ">"
+    results = "array<i32: 1" + ", 0" * (RESULT_TYPE_RUNS - 1) + ">"
     text = kernel_ir("scaled", [t, t], [t], f"""    %c = arith.constant 1.5 : f32
     %0 = "ascend.binary"(%arg0, %arg1) {{kind = "max"}} : ({t}, {t}) -> {t}
     %1 = "ascend.binary"(%0, %c) {{kind = "mul"}} : ({t}, f32) -> {t}
-    "ascend.yield"(%1) : ({t}) -> ()""").replace("\n}\n", f"""
+    "ascend.yield"(%1) {one_run()} : ({t}) -> ()""").replace("\n}\n", f"""
   func.func @forward(%a: {t}, %b: {t}) -> {t} {{
-    %0 = "ascend.launch"(%a, %b) {{callee = @scaled, operandSegmentSizes = {segments}}} : ({t}, {t}) -> {t}
-    %1 = "ascend.launch"(%0, %b) {{callee = @scaled, operandSegmentSizes = {segments}}} : ({t}, {t}) -> {t}
+    %0 = "ascend.launch"(%a, %b) {{callee = @scaled, operandSegmentSizes = {segments}, resultSegmentSizes = {results}}} : ({t}, {t}) -> {t}
+    %1 = "ascend.launch"(%0, %b) {{callee = @scaled, operandSegmentSizes = {segments}, resultSegmentSizes = {results}}} : ({t}, {t}) -> {t}
     return %1 : {t}
   }}
 }}

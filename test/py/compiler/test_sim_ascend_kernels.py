@@ -28,7 +28,11 @@ def kernel_cache(tmp_path, monkeypatch):
 
 def run_through_kernels(fn, inputs, formats: bool):
     """Returns (outputs, {kernel name: block_dim}) of the replayed launch sequence."""
-    text = str(import_fx_graph(fn, inputs).module)
+    return run_linalg_through_kernels(str(import_fx_graph(fn, inputs).module), inputs, formats)
+
+
+def run_linalg_through_kernels(text: str, inputs, formats: bool = False):
+    """run_through_kernels of a linalg-on-tensors module's text."""
     with ir.Context(), ir.Location.unknown():
         load_ascend()
         module = ir.Module.parse(text)
@@ -106,3 +110,28 @@ def test_host_compute_runs_in_opaque_kernels():
     for got, want in zip(outs, fn(x, y, index)):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
     assert sum("opaque" in name for name in blocks) >= 3 and sum("elementwise" in name for name in blocks) >= 2
+
+
+CONSTANT_TABLE = """
+func.func @main(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %c = arith.constant dense<[1.0, -2.0, 3.0, 0.5]> : tensor<4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %c : tensor<8x4xf32>, tensor<4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.mulf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+"""
+
+
+def test_constant_table_read_by_a_vector_kernel():
+    # A non-splat constant (a table torch-mlir folded) that an elementwise kernel reads is written
+    # by a copy kernel first: the host function holds no constant a launch would read.
+    x = torch.randn(8, 4)
+    (out,), blocks = run_linalg_through_kernels(CONSTANT_TABLE, [x])
+    torch.testing.assert_close(out, x * torch.tensor([1.0, -2.0, 3.0, 0.5]))
+    assert sorted(n.split("_")[1] for n in blocks) == ["elementwise", "opaque"]

@@ -12,9 +12,9 @@ Ops print in generic form only (an ext/IRDL limitation). Ops with one optional o
 of operands (or results) are built without `operandSegmentSizes`: the group is whatever is left
 after the fixed operands, so hand-written IR stays readable.
 IRDL binds all values of one variadic group to a single type, so a variadic group must be
-homogeneous: `ascend.yield` yields values of one type, and `ascend.launch` spreads its
-heterogeneous arguments over up to 24 groups, one per run of equal types, with
-`operandSegmentSizes` (kernel_ops.py).
+homogeneous: `ascend.launch` spreads its heterogeneous arguments over up to 24 groups and its
+results over up to 4, and `ascend.yield` its values over up to 4, one group per run of equal
+types, with `operandSegmentSizes` / `resultSegmentSizes` (kernel_ops.py).
 """
 
 # No `from __future__ import annotations`: ext reads op fields from live annotations.

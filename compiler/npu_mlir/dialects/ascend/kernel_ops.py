@@ -32,6 +32,33 @@ CORE_TYPES = ("aiv", "aic", "mix")
 FUSION_KINDS = ("single", "elementwise", "reduction", "matmul_epilogue", "conv", "opaque")
 
 
+# IRDL binds every value of one variadic group to a single type, so heterogeneous values are
+# stored as several groups, one per run of equal types, sized by `operandSegmentSizes` /
+# `resultSegmentSizes` (the builders compute them): a launch's arguments in up to
+# LAUNCH_TYPE_RUNS groups, a kernel's results (a yield's values, a launch's results) in up to
+# RESULT_TYPE_RUNS (a value + index reduction yields two types).
+LAUNCH_TYPE_RUNS = 24
+RESULT_TYPE_RUNS = 4
+
+
+def segment_sizes(types: Sequence, runs_allowed: int, op: str, what: str) -> list[int]:
+    """The lengths of `types`' runs of equal types (ir.Types or their text), padded with empty
+    groups to `runs_allowed`."""
+    runs: list[int] = []
+    for i, t in enumerate(types):
+        if i and t == types[i - 1]:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+    if len(runs) > runs_allowed:
+        raise LaunchArgumentsError(f"{op} takes at most {runs_allowed} runs of {what} types, got {len(runs)}")
+    return runs + [0] * (runs_allowed - len(runs))
+
+
+def _segments(types: Sequence[ir.Type], runs_allowed: int, op: str, what: str) -> ir.DenseI32ArrayAttr:
+    return ir.DenseI32ArrayAttr.get(segment_sizes(types, runs_allowed, op, what))
+
+
 def _one() -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
 
@@ -74,7 +101,21 @@ class KernelOp(AscendOp, name="kernel", traits=[ir.IsIsolatedFromAboveTrait]):
 
 
 class YieldOp(AscendOp, name="yield", traits=[ir.IsTerminatorTrait]):
-    values: Sequence[Operand[Any]]
+    values0: Sequence[Operand[Any]]  # the class body's first annotation creates __annotations__
+    for _i in range(1, RESULT_TYPE_RUNS):
+        __annotations__[f"values{_i}"] = Sequence[Operand[Any]]
+    del _i
+
+    def __init__(self, values: Sequence[ir.Value], *, loc: ir.Location | None = None,
+                 ip: ir.InsertionPoint | None = None):
+        segments = _segments([v.type for v in values], RESULT_TYPE_RUNS, "an ascend.yield", "values")
+        ir.OpView.__init__(self, self.OPERATION_NAME, self._ODS_REGIONS, None, None,
+                           attributes={"operandSegmentSizes": segments}, results=[], operands=list(values),
+                           successors=None, regions=None, loc=loc, ip=ip)
+
+    @property
+    def values(self) -> list[ir.Value]:
+        return list(self.operation.operands)
 
     def check(self):
         parent = self.operation.parent
@@ -96,16 +137,10 @@ def find_kernel(op: ir.Operation, name: str) -> ir.OpView | None:
     return None
 
 
-# IRDL binds every value of one variadic group to a single type, so a launch's heterogeneous
-# arguments are stored as up to LAUNCH_TYPE_RUNS groups, one per run of equal types, sized by
-# `operandSegmentSizes` (the builder computes it). Results are one group: outlined kernels
-# return values of a single type.
-LAUNCH_TYPE_RUNS = 24
-
-
 class LaunchOp(AscendOp, name="launch"):
     callee: ir.FlatSymbolRefAttr
-    outs: Sequence[Result[Any]]
+    for _i in range(RESULT_TYPE_RUNS):
+        __annotations__[f"outs{_i}"] = Sequence[Result[Any]]
     for _i in range(LAUNCH_TYPE_RUNS):
         __annotations__[f"args{_i}"] = Sequence[Operand[Any]]
     del _i
@@ -113,18 +148,11 @@ class LaunchOp(AscendOp, name="launch"):
     def __init__(self, callee: ir.FlatSymbolRefAttr, args: Sequence[ir.Value],
                  result_types: Sequence[ir.Type], *, loc: ir.Location | None = None,
                  ip: ir.InsertionPoint | None = None):
-        runs: list[int] = []
-        for i, v in enumerate(args):
-            if i and v.type == args[i - 1].type:
-                runs[-1] += 1
-            else:
-                runs.append(1)
-        if len(runs) > LAUNCH_TYPE_RUNS:
-            raise LaunchArgumentsError(f"a launch takes at most {LAUNCH_TYPE_RUNS} runs of argument types")
-        segments = ir.DenseI32ArrayAttr.get(runs + [0] * (LAUNCH_TYPE_RUNS - len(runs)))
+        attributes = {"callee": callee,
+                      "operandSegmentSizes": _segments([v.type for v in args], LAUNCH_TYPE_RUNS, "a launch", "argument"),
+                      "resultSegmentSizes": _segments(list(result_types), RESULT_TYPE_RUNS, "a launch", "result")}
         ir.OpView.__init__(self, self.OPERATION_NAME, self._ODS_REGIONS, None, None,
-                           attributes={"callee": callee, "operandSegmentSizes": segments},
-                           results=list(result_types), operands=list(args), successors=None,
+                           attributes=attributes, results=list(result_types), operands=list(args), successors=None,
                            regions=None, loc=loc, ip=ip)
 
     @property

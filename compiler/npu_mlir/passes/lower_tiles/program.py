@@ -14,6 +14,8 @@ from math import ceil, prod
 
 from torch_mlir import ir
 
+from ...dialects.ascend.kernel_ops import RESULT_TYPE_RUNS, segment_sizes
+
 Size = int | str  # a static extent or the SSA name of an index value
 
 
@@ -154,5 +156,7 @@ def kernel_text(kernel: ir.Operation, program: Program, results: list[tuple[str,
     body = "\n".join(program.prologue + program.lines)
     names = ", ".join(n for n, _ in results)
     types = ", ".join(t for _, t in results)
-    return (f'"ascend.kernel"() ({{\n^bb0({args}):\n{body}\n"ascend.yield"({names}) : ({types}) -> ()\n'
+    sizes = ", ".join(map(str, segment_sizes([t for _, t in results], RESULT_TYPE_RUNS, "an ascend.yield", "value")))
+    segments = f"{{operandSegmentSizes = array<i32: {sizes}>}}"
+    return (f'"ascend.kernel"() ({{\n^bb0({args}):\n{body}\n"ascend.yield"({names}) {segments} : ({types}) -> ()\n'
             f"}}) {{{attrs}}} : () -> () {kernel.location}")
