@@ -4,7 +4,8 @@ torch dialect --(1 torch_backend)--> linalg on tensors --(2 fuse_linalg)--> fuse
   --(3 attach_target)--> + #ascend.target --(4 raise_to_ascend)--> ascend tensor ops
   --(5 assign_formats)--> NZ / NC1HWC0 / FRACTAL_Z operands --(6 outline_kernels)--> ascend.kernel
   + ascend.launch --(7 tile_kernels)--> tiling records --(8 plan_memory)--> buffer offsets
-  --(9 lower_tiles)--> tile-level ops --> emitters (npu-translate: ascendc, acl).
+  --> emitters, each reading the same tiled kernel: the sim target (targets/sim: the .so the
+  runtime launches, block_dim from the tiling record), AscendC and ACL (targets/ascendc).
 Stage 5 reads an operand already stored in NZ as it is and casts the other cube operands; stage 6
 puts each ND -> NZ cast of a matmul operand into the matmul's kernel, whose copy-in converts it
 (AscendC's DataCopy with Nd2NzParams), and likewise conv's NC1HWC0 input / FRACTAL_Z weight casts
@@ -16,18 +17,20 @@ unit, targets/ascendc/scalar.py). Stage 7 first verifies that the host function 
 nothing (ascend-verify-host): every op left outside a kernel is an error, never a silent host
 computation.
 
-The eager compile worker runs stages 2-8 and builds each tiled kernel twice (targets/
-launch_list.py): the sim target's .so the runtime launches (block_dim from the tiling record) and
-AscendC + ACL source; the host function becomes the record's launch list. It stops before stage 9
-because neither target reads tile-level IR yet: the emitters print AscendC from the tiled kernel
-(its tiling record and memory plan; they refuse a lowered one), and the sim lowers the tiled
-kernel's tensor ops to linalg itself (lower_kernel_to_linalg) rather than the tile-level copy_in /
-mmad program. Stage 9 also leaves opaque kernels, rows split across UB tiles and NZ-stored cube
-operands as they are. So `ascend-lower-tiles` is what npu-opt shows of the tiling, checked by its
-lit file; it enters the product when the sim builds from its output. A call the pipeline
-refuses runs on the CPU fallback with the refusal as its reason (eager_stats() counts it): no
-kernel is built around the pipeline (TORCH_NPU_EAGER_PIPELINE=0, building from linalg, exists
-only as bench_pipeline's peer).
+Every compile runs this whole pipeline: an eager miss (frontend/kernel_build.py) and a
+torch.compile graph (frontend/fx_graph.py) run stages 2-8 (stage 1 ran as the graph was imported,
+frontend/torch_import.py), then targets/launch_list.py builds each
+tiled kernel in both forms and turns the host function into the record's launch list; npu-opt
+runs the same passes by name. A call the pipeline refuses runs on the CPU fallback with the
+refusal as its reason (eager_stats() counts it): no kernel is built around the pipeline
+(TORCH_NPU_EAGER_PIPELINE=0, building from linalg, exists only as bench_pipeline's peer).
+
+`ascend-lower-tiles` (passes/lower_tiles) is not a stage: it rewrites a tiled kernel into the
+tile-level copy_in / compute / copy_out and mmad / fixpipe program, which no emitter reads yet
+(the emitters print AscendC from the tiling record and memory plan, and the sim lowers the tiled
+kernel's tensor ops to linalg itself), and it leaves opaque kernels, rows split across UB tiles
+and NZ-stored cube operands as they are. npu-opt runs it after this pipeline to show a kernel's
+tile-level program, checked by its lit file; it becomes stage 9 when the emitters read its output.
 
 Each stage is a function from the shared `PipelineOptions` to pipeline elements (pass names as
 npu-opt knows them), so `pipeline_text(options)` reproduces any compile with `npu-opt`.
@@ -52,11 +55,11 @@ class PipelineOptions:
     formats: bool = True
     max_kernel_ops: int = 64  # stage 6: largest fused kernel
     epilogue: bool = True  # stage 6: fuse elementwise consumers into matmul kernels
-    until: str = "lower-tiles"  # last stage to run: "linalg", "ascend", "kernels", "tile", "lower-tiles"
+    until: str = "tile"  # last stage to run: "linalg", "ascend", "kernels" or "tile" (the whole pipeline)
     print_ir_after_all: bool = False
 
 
-UNTIL = ("linalg", "ascend", "kernels", "tile", "lower-tiles")
+UNTIL = ("linalg", "ascend", "kernels", "tile")
 
 
 def torch_backend(o: PipelineOptions) -> list[str]:
@@ -112,17 +115,11 @@ def plan_memory(o: PipelineOptions) -> list[str]:
     return ["ascend-plan-memory"]
 
 
-def lower_tiles(o: PipelineOptions) -> list[str]:
-    # Last: rewrites kernel bodies into tile-level ops the AscendC emitter prints.
-    return ["ascend-lower-tiles"]
-
-
 STAGES = {
     "linalg": (torch_backend, fuse_linalg),
     "ascend": (attach_target, raise_to_ascend, assign_formats),
     "kernels": (outline_kernels,),
     "tile": (tile_kernels, plan_memory),
-    "lower-tiles": (lower_tiles,),
 }
 
 

@@ -119,7 +119,7 @@ def _pipeline_record(text: str, n_tensors: int, strides: list, cache_dir: Path, 
         _context.append(context)
     with _context[0], ir.Location.unknown():
         module = ir.Module.parse(text)
-        run_pipeline(module, PipelineOptions(from_torch=False, until="tile"))
+        run_pipeline(module, PipelineOptions(from_torch=False))
         built = launch_list.build(module, n_tensors, strides[:n_tensors], cache_dir, results_may_alias_inputs=pointwise)
     launches = [{"so_path": k.so_path, "symbol": k.symbol, "block_dim": k.block_dim, "refs": list(k.refs)}
                 for k in built.launches]
