@@ -125,6 +125,22 @@
   "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<32x64xf32>) -> ()
 }) {sym_name = "scaled", function_type = (tensor<32x64xf32>, tensor<f64>) -> tensor<32x64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
+// -----
+
+// Two scalar parameters combined (a product of two 0-d i64 arguments, then cast and added to a
+// 0-d tensor): the scalar unit computes the product and the vector unit fills the tile with it;
+// no vector instruction takes two scalars.
+// CHECK-LABEL: // ---- kernel @scalar_product (tiling kind elementwise)
+// CHECK: Duplicate(t{{[0-9]+}}, static_cast<int64_t>(static_cast<int64_t>(tiling_.scalar0) * static_cast<int64_t>(tiling_.scalar1)), n);
+// CHECK-NOT: Mul(t{{[0-9]+}}, tiling_
+"ascend.kernel"() ({
+^bb0(%a: tensor<i64>, %b: tensor<i64>, %x: tensor<f32>):
+  %0 = "ascend.binary"(%a, %b) {kind = "mul"} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %1 = "ascend.cast"(%0) : (tensor<i64>) -> tensor<f32>
+  %2 = "ascend.binary"(%x, %1) {kind = "add"} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  "ascend.yield"(%2) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<f32>) -> ()
+}) {sym_name = "scalar_product", function_type = (tensor<i64>, tensor<i64>, tensor<f32>) -> tensor<f32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
 // ERR: untranslatable.mlir:14:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)
 // ERR: untranslatable.mlir:23:1: error: ERR03007 GRAPH kernel @abs_f8 has no AscendC lowering (element type f8E4M3FN has no AscendC type; cast to f32/f16/bf16/i32 first; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)

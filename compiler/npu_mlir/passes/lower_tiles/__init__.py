@@ -53,6 +53,9 @@ def lower_kernel(kernel: ir.Operation, soc) -> str | None:
         raise ValueError(f"has a '{tiling['kind']}' tiling record for a '{model.kind}' body; rerun ascend-tile")
     if "col_tiles" in tiling:
         return None  # a row split across UB tiles (two-level reduction) has no tile-level form yet
+    if any(ir.RankedTensorType(a.type).rank == 0 and any(u.owner.name.startswith("ascend.") for u in a.uses)
+           for a in kernel.regions[0].blocks[0].arguments if isinstance(a.type, ir.RankedTensorType)):
+        return None  # a 0-d argument an ascend op reads as a tensor has no tile-level copy yet
     if model.kind == "matmul" and any(tensor_format(v.type) != "ND" for v in cube_sources(model.cube_op)):
         return None  # an operand stored in NZ (read as is by the AscendC copy-in) has no tile-level copy yet
     if model.kind in ("elementwise", "row"):

@@ -15,6 +15,7 @@ from ...analysis.kernel_model import SCALAR_BINARY, SCALAR_CASTS, Buffer, analyz
 from ...analysis.memory_plan import slots_of
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
+_SCALAR_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _UNARY = {"exp": "Exp", "log": "Ln", "abs": "Abs", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
           "reciprocal": "Reciprocal", "relu": "Relu", "tanh": "Tanh",
           # high-level math APIs
@@ -39,6 +40,7 @@ class Names:
                 self.cls[b.value] = b.shape_class
         for name, v in sig.scalars:
             self.expr[v] = f"tiling_.{name}"
+        self.params = {v for _, v in sig.scalars}  # 0-d tensor arguments passed by value
         # Element counts of a tile per shape class, and the UB row pitch.
         self.count = {"full": "n", "row": "rows", "col": "tiling_.cols_aligned"}
         self.pitch = "tiling_.cols_aligned"
@@ -72,9 +74,14 @@ def _binary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[st
     if kind not in _BINARY:
         raise CodegenError(f"ERR03007 GRAPH binary kind '{kind}' has no AscendC vector instruction")
     lhs, rhs = op.operands
-    lt, rt = (isinstance(v.type, ir.RankedTensorType) for v in (lhs, rhs))
+    lt, rt = (isinstance(v.type, ir.RankedTensorType) and v not in names.params for v in (lhs, rhs))
     if lt and rt:
         return [f"{_BINARY[kind]}({dst}, {names.expr[lhs]}, {names.expr[rhs]}, {n});"]
+    if not lt and not rt:  # two scalars (parameters): the scalar unit computes, the vector unit fills
+        a, b = (f"static_cast<{t}>({names.scalar(v)})" for v in (lhs, rhs))
+        value = {"max": f"({a} > {b} ? {a} : {b})", "min": f"({a} < {b} ? {a} : {b})"}.get(
+            kind, f"({a} {_SCALAR_OPERATORS[kind]} {b})")
+        return [f"Duplicate({dst}, static_cast<{t}>{value}, {n});"]
     tensor, s = (names.expr[lhs], names.scalar(rhs)) if lt else (names.expr[rhs], names.scalar(lhs))
     if kind in ("add", "mul", "max", "min"):
         fn = {"add": "Adds", "mul": "Muls", "max": "Maxs", "min": "Mins"}[kind]
