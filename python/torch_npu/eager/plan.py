@@ -41,6 +41,10 @@ MLIR_TYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"
               torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.bool: "i1"}
 # Which operand `alpha` multiplies.
 ALPHA_SCALES = {"add": "other", "sub": "other", "rsub": "self"}
+# Numbers the kernel specializes on, as torch's CPU kernel does, so they are compiled in (and keyed),
+# never parameters: a constant integer exponent is a chain of multiplications (approximate_math's
+# fpowi rewrite), a parameter one libm powf per element (Llama's RMSNorm x.pow(2): 165 us for 16K).
+SPECIALIZED_NUMBERS = {"aten::pow": frozenset({"exponent"})}
 # Ops whose schema leaves out an argument they write: the op with the same arguments whose schema
 # states it, and whether a call (arguments as the dispatcher describes them) writes.
 UNSTATED_WRITES = {
@@ -392,7 +396,8 @@ def _parameterize(op: torch._ops.OpOverload, schema_args: list, numbers: dict, p
     base = op._schema.name.split("::")[1]
     if alpha is not None and base not in ALPHA_SCALES:
         alpha = None
-    tensorize = {i for i in scalar_slot if i != alpha}
+    specialized = SPECIALIZED_NUMBERS.get(op._schema.name, frozenset())
+    tensorize = {i for i in scalar_slot if i != alpha and schema_args[i].name not in specialized}
     target = op
     if custom_reference(request["target"]) is not None or op in PARAMETER_RETRACES:
         # A custom op's reference takes a 0-d tensor for any float / Scalar argument (npu_mlir/frontend/references/).
