@@ -19,10 +19,9 @@ into the project's environment, and next to the installed torch (no second torch
 wheel carries custom ops built against another torch; the models need none of them, so its
 `_meta_registrations` module (which registers those ops' meta kernels) is stubbed before import.
 
-Usage: python bench/bench_models.py [model ...] [--profile]
+Usage: python bench/bench_models.py [model ...]
     model       any of llama, gpt2, resnet18, vit (default: all)
-    --profile   also print, per model, the aten ops taking the most npu time in one steady step
-                (each op timed synchronously, so the total exceeds the step time)
+bench/profile_models.py shows where a steady npu step of these models goes (host and device time per op).
 """
 
 from __future__ import annotations
@@ -35,12 +34,10 @@ import subprocess
 import sys
 import time
 import types
-from collections import defaultdict
 from pathlib import Path
 from typing import Callable
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import torch_npu  # noqa: F401
 
@@ -179,41 +176,7 @@ def eval_loss(model: torch.nn.Module, batch: Batch, loss_fn: LossFn, device: str
         return loss_fn(model.eval(), tuple(t.to(device) for t in batch)).item()
 
 
-class OpTimer(TorchDispatchMode):
-    """Synchronous npu time per aten op (a profile, not a step time: every op waits for the stream)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ms: dict[str, float] = defaultdict(float)
-        self.calls: dict[str, int] = defaultdict(int)
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        torch.npu.synchronize()
-        start = time.perf_counter()
-        out = func(*args, **(kwargs or {}))
-        torch.npu.synchronize()
-        self.ms[str(func)] += (time.perf_counter() - start) * 1e3
-        self.calls[str(func)] += 1
-        return out
-
-
-def profile(model: torch.nn.Module, batch: Batch, loss_fn: LossFn) -> None:
-    model = model.train()
-    batch = tuple(t.to("npu") for t in batch)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
-    for _ in range(2):  # the second step is reported: the first compiles what profiling mode misses
-        timer = OpTimer()
-        with timer:
-            optimizer.zero_grad()
-            loss_fn(model, batch).backward()
-            optimizer.step()
-    total = sum(timer.ms.values())
-    print(f"  profile: {total:.1f} ms in {sum(timer.calls.values())} op calls; top ops:")
-    for name, ms in sorted(timer.ms.items(), key=lambda kv: -kv[1])[:12]:
-        print(f"    {ms:8.2f} ms {100 * ms / total:5.1f}%  {timer.calls[name]:4d} calls  {name}")
-
-
-def bench(name: str, with_profile: bool) -> bool:
+def bench(name: str) -> bool:
     torch.manual_seed(0)
     model, batch, loss_fn = MODELS[name]()
     npu_model, serial_model, exact_model = copy.deepcopy(model), copy.deepcopy(model), copy.deepcopy(model).double()
@@ -252,8 +215,6 @@ def bench(name: str, with_profile: bool) -> bool:
     print(f"  steady step npu {steady_npu:9.1f} ms  cpu {steady_cpu:8.1f} ms   ratio npu/cpu {steady_npu / steady_cpu:5.2f}x")
     steady_serial = statistics.median(serial.times[2:])
     print(f"  steady step cpu on 1 thread {steady_serial:8.1f} ms   ratio npu/cpu-1-thread {steady_npu / steady_serial:5.2f}x")
-    if with_profile:
-        profile(npu_model, batch, loss_fn)
     return ok and not fallbacks
 
 
@@ -264,7 +225,7 @@ def main(argv: list[str]) -> int:
         print(f"unknown model(s) {unknown}; choose from {list(MODELS)}", file=sys.stderr)
         return 2
     import_libraries()
-    results = {name: bench(name, "--profile" in argv) for name in names}
+    results = {name: bench(name) for name in names}
     print("summary: " + ", ".join(f"{n} {'ok' if r else 'NOT OK'}" for n, r in results.items()))
     return 0
 
