@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import torch
 
 from npu_mlir.hardware.dtypes import BY_MLIR, SCALAR_PARAM_TYPES, torch_dtype
+from npu_mlir.frontend.decompositions.output_layout import in_memory_order
 from npu_mlir.frontend.decompositions.retrace import RETRACED
 from npu_mlir.frontend.references import reference as custom_reference
 from npu_mlir.frontend.references.formats import contiguous_strides, to_logical
@@ -59,8 +60,10 @@ def _leaf(template: Any, tensors: Sequence[torch.Tensor], params: Sequence[torch
     return template[1]
 
 
-def materialize(request: dict, tensors: Sequence[torch.Tensor], params: Sequence[torch.Tensor]) -> Any:
-    """Call the request's op on these tensors and parameters."""
+def materialize(request: dict, tensors: Sequence[torch.Tensor], params: Sequence[torch.Tensor],
+                retraced: bool = True) -> Any:
+    """Call the request's op on these tensors and parameters (through its retrace unless `retraced` is
+    False: the op itself gives the layout PyTorch gives its results)."""
     reference = custom_reference(request["target"])
     if reference is not None:
         # torch_npu's own ops are not registered in a compile worker: their reference is the op.
@@ -73,7 +76,7 @@ def materialize(request: dict, tensors: Sequence[torch.Tensor], params: Sequence
             kwargs[schema_arg.name] = value
         else:
             args.append(value)
-    return RETRACED.get(op, op)(*args, **kwargs)
+    return (RETRACED.get(op, op) if retraced else op)(*args, **kwargs)
 
 
 def example_tensors(request: dict, device: str = "cpu") -> tuple[list[torch.Tensor], list[torch.Tensor]]:
@@ -170,7 +173,9 @@ def build(request: dict) -> dict:
     n_tensors, n_params = len(tensors), len(params)
 
     def call(*xs: torch.Tensor) -> Any:
-        return materialize(request, xs[:n_tensors], xs[n_tensors:])
+        results = materialize(request, xs[:n_tensors], xs[n_tensors:])
+        # Results the plan gives a memory order are written in it (decompositions/output_layout.py).
+        return in_memory_order(results, request["layouts"]) if request.get("layouts") else results
 
     graph = import_fx_graph(call, tensors + params)
     text = str(graph.module)

@@ -8,6 +8,8 @@ The answer is a dict the dispatcher turns into its cache record:
     so_path, symbol, block_dim, inputs [(arg, element)], params [(arg, is_float)],
     outputs [(sizes, mlir dtype)], baked [arg],
     targets [(arg, element, resizable)] per output (arg -1: a fresh result; else the argument it writes),
+    layouts [(sizes, strides) or None] per output, or []: the strides of a result the kernel writes in
+        that memory order (the record's outputs are its buffers' row-major sizes),
     returns [(arg, [output], is_list)] per return of the op (arg -1: made of those outputs)
 or {"unsupported": reason, "crashed": bool}: the call runs on the CPU fallback, and the key is
 remembered as unsupported for the rest of the process (and on disk, unless the worker crashed).
@@ -27,7 +29,7 @@ BLOCK_DIM = int(os.environ.get("TORCH_NPU_EAGER_BLOCK_DIM", str(min(8, os.cpu_co
 def _dispatch(plan) -> dict:
     """The plan's part of the answer: how the dispatcher feeds the kernel and places its results."""
     return {"inputs": plan.inputs, "params": plan.params, "baked": plan.baked, "targets": plan.targets,
-            "returns": plan.returns}
+            "returns": plan.returns, "layouts": plan.layouts}
 
 
 def disk_key(key: bytes) -> bytes:

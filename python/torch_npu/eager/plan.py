@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from npu_mlir.frontend.decompositions.batch_norm import RETRACED as BATCH_NORM_RETRACES
+from npu_mlir.frontend.decompositions.output_layout import memory_order
 from npu_mlir.frontend.decompositions.scaled_pointwise import RETRACED as SCALED_POINTWISE_RETRACES
 from npu_mlir.frontend.kernel_build import materialize, resolve_op
 from npu_mlir.frontend.references import reference as custom_reference
@@ -81,6 +82,9 @@ class Plan:
     targets: list[tuple[int, int, bool]] = field(default_factory=list)
     # Per return of the called op: (argument it is, -1 else; kernel results it is made of; is a list).
     returns: list[tuple[int, list[int], bool]] = field(default_factory=list)
+    # Per kernel result: (sizes, strides) the dispatcher allocates it with, None for row-major; the
+    # kernel writes it in that memory order (request["layouts"], decompositions/output_layout.py).
+    layouts: list[tuple[list[int], list[int]] | None] = field(default_factory=list)
 
 
 @dataclass
@@ -314,7 +318,39 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
         plan.baked = sorted(numbers)
         return plan
     _parameterize(op, schema_args, numbers, plan, expected)
+    _lay_out(plan, args)
     return plan
+
+
+def _lay_out(plan: Plan, args: list) -> None:
+    """Each result in the layout the op gives it on CPU (TensorIterator's: channels_last or permuted
+    inputs give such results), read off the op itself on meta tensors; a result written into an
+    argument in place is laid out as that argument, so the kernel writes it directly."""
+    from npu_mlir.frontend.kernel_build import example_tensors
+
+    tensors, params = example_tensors(plan.request, device="meta")
+    try:
+        out = materialize(plan.request, tensors, params, retraced=False)
+    except Exception:  # the op itself does not take a parameter's 0-d tensor, or has no meta kernel
+        out = materialize(plan.request, tensors, params)
+    flat = [t for o in (out if isinstance(out, tuple) else (out,)) for t in (o if isinstance(o, list) else [o])]
+    if len(flat) != len(plan.targets) or not all(isinstance(t, torch.Tensor) for t in flat):
+        return
+    layouts, orders = [], []
+    for result, (arg, element, resize) in zip(flat, plan.targets):
+        sizes, strides = list(result.shape), list(result.stride())
+        if arg >= 0:
+            # An out= tensor is not described (the key leaves it out): it is written by a copy.
+            desc = None if resize else args[arg][element] if element >= 0 else args[arg]
+            written = isinstance(desc, tuple) and desc[0] == "T" and desc[4] not in INTERNAL_FORMATS
+            strides = list(desc[3]) if written and list(desc[2]) == sizes else list(contiguous_strides(tuple(sizes)))
+        order = memory_order(sizes, strides)
+        row_major = order is None or strides == list(contiguous_strides(tuple(sizes)))
+        layouts.append(None if row_major else (sizes, strides))
+        orders.append(None if row_major or order == tuple(range(len(sizes))) else order)
+    if any(layouts):
+        plan.layouts = layouts
+        plan.request["layouts"] = orders
 
 
 def _check_cpu_only_ranges(op: torch._ops.OpOverload, args: list) -> None:

@@ -108,7 +108,17 @@ std::shared_ptr<const CacheEntry> recordFrom(const py::dict& result) {
   }
   for (const py::handle& item : result["outputs"]) {
     auto pair = item.cast<std::pair<std::vector<int64_t>, std::string>>();
-    record->outputs.push_back({pair.first, dtypeFromMlir(pair.second)});
+    record->outputs.push_back({pair.first, dtypeFromMlir(pair.second), {}});
+  }
+  if (result.contains("layouts")) {
+    // The kernel's buffer holds the result in its memory order: it is allocated with these strides.
+    py::list layouts = result["layouts"];
+    for (size_t j = 0; j < layouts.size() && j < record->outputs.size(); ++j) {
+      if (layouts[j].is_none()) continue;
+      auto [sizes, strides] = layouts[j].cast<std::pair<std::vector<int64_t>, std::vector<int64_t>>>();
+      record->outputs[j].sizes = std::move(sizes);
+      record->outputs[j].strides = std::move(strides);
+    }
   }
   for (const py::handle& item : result["targets"]) {
     auto [arg, element, resize] = item.cast<std::tuple<int, int, bool>>();

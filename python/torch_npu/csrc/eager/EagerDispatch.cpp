@@ -2,6 +2,7 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
@@ -94,8 +95,9 @@ namespace {
 bool canWriteInto(const at::Tensor& target, const OutputSpec& spec, const OpInfo& info,
                   c10::ArrayRef<at::Tensor> inputs) {
   // Results are base format: an internal-format target is written by a converting copy_.
-  if (target.scalar_type() != spec.dtype || target.sizes() != c10::IntArrayRef(spec.sizes) ||
-      !target.is_contiguous() || internalDesc(target) != nullptr) {
+  bool laidOut = spec.strides.empty() ? target.is_contiguous() : target.strides() == c10::IntArrayRef(spec.strides);
+  if (target.scalar_type() != spec.dtype || target.sizes() != c10::IntArrayRef(spec.sizes) || !laidOut ||
+      internalDesc(target) != nullptr) {
     return false;
   }
   const void* storage = target.storage().data();
@@ -113,6 +115,12 @@ at::Tensor argumentTensor(const torch::jit::Stack& stack, size_t argBase, const 
   if (v.isTensorList()) return v.toTensorList().get(ref.element);
   // A Tensor?[] (index.Tensor's indices): the plan numbers its elements None ones included.
   return v.toOptionalTensorList().get(ref.element).value();
+}
+
+// A fresh result as the op gives it on CPU: row-major, or with the strides of its memory order.
+at::Tensor allocate(const OutputSpec& spec) {
+  if (spec.strides.empty()) return at::detail::empty_generic(spec.sizes, npuAllocator(), kNpuKeys, spec.dtype, std::nullopt);
+  return at::detail::empty_strided_generic(spec.sizes, spec.strides, npuAllocator(), kNpuKeys, spec.dtype);
 }
 
 // A call's small vectors live on the stack: the hit path allocates only its results.
@@ -143,7 +151,7 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     const OutputSpec& spec = kernel.outputs[j];
     const OutputTarget& where = kernel.targets[j];
     if (where.ref.arg < 0) {
-      results[j] = at::detail::empty_generic(spec.sizes, npuAllocator(), kNpuKeys, spec.dtype, std::nullopt);
+      results[j] = allocate(spec);
       continue;
     }
     at::Tensor target = argumentTensor(*stack, argBase, where.ref);
@@ -158,11 +166,17 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     TORCH_CHECK(c10::canCast(spec.dtype, target.scalar_type()), "result type ", spec.dtype,
                 " can't be cast to the desired output type ", target.scalar_type(), "\n",
                 errCode(SubModule::OPS, ErrCode::TYPE));
+    if (info.pointwise) {
+      // TensorIterator's checks, with its messages: a written tensor whose elements share memory, or
+      // one that overlaps an input only in part, would give an order-dependent answer.
+      at::assert_no_internal_overlap(target);
+      for (const at::Tensor& in : inputs) at::assert_no_partial_overlap(target, in);
+    }
     if (canWriteInto(target, spec, info, inputs)) {
       results[j] = target;
       continue;
     }
-    results[j] = at::detail::empty_generic(spec.sizes, npuAllocator(), kNpuKeys, spec.dtype, std::nullopt);
+    results[j] = allocate(spec);
     copyBack.emplace_back(results[j], target);
   }
 

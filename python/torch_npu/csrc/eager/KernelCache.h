@@ -38,6 +38,9 @@ struct ArgRef {
 struct OutputSpec {
   std::vector<int64_t> sizes;
   c10::ScalarType dtype = c10::ScalarType::Float;
+  // Empty: row-major. Else the dense strides PyTorch gives the result (channels_last, permuted), in
+  // whose memory order the kernel writes it (torch_npu.eager.plan.Plan.layouts).
+  std::vector<int64_t> strides;
 };
 
 // Where an output goes: written into argument `ref` (arg -1: a fresh tensor); `resize` for out=.
