@@ -29,15 +29,19 @@ MIN_TIMED, MAX_TIMED, BUDGET_S = 3, 10, 3.0
 MATMUL_SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000), (1023, 777, 513), (257, 511, 129)]
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 # Convolutions at 224x224 input, batch 8: (name, C_in, C_out, H=W in, kernel, stride, padding, groups).
-# ResNet-18's layers; the stem's input is the image: its backward computes the weight gradient only,
-# as in training.
+# Every distinct conv of ResNet-18 (each stage's first 3x3 and 1x1 downsample at stride 2); the
+# stem's input is the image: its backward computes the weight gradient only, as in training.
 CONV_SHAPES = [
     ("conv1 7x7/2", 3, 64, 224, 7, 2, 3, 1),
     ("layer1 3x3", 64, 64, 56, 3, 1, 1, 1),
     ("layer2 3x3/2", 64, 128, 56, 3, 2, 1, 1),
     ("layer2 1x1/2", 64, 128, 56, 1, 2, 0, 1),
     ("layer2 3x3", 128, 128, 28, 3, 1, 1, 1),
+    ("layer3 3x3/2", 128, 256, 28, 3, 2, 1, 1),
+    ("layer3 1x1/2", 128, 256, 28, 1, 2, 0, 1),
     ("layer3 3x3", 256, 256, 14, 3, 1, 1, 1),
+    ("layer4 3x3/2", 256, 512, 14, 3, 2, 1, 1),
+    ("layer4 1x1/2", 256, 512, 14, 1, 2, 0, 1),
     ("layer4 3x3", 512, 512, 7, 3, 1, 1, 1),
 ]
 # MobileNetV2's depthwise 3x3 (stride 1 and 2) and ResNeXt-50 32x4d's grouped 3x3 (layer1, layer3).
