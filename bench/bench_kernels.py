@@ -115,7 +115,7 @@ def _with_yield_segments(kernel_text: str) -> str:
     from npu_mlir.dialects.ascend.kernel_ops import RESULT_TYPE_RUNS, segment_sizes
 
     def add(match: re.Match) -> str:
-        types = [t.strip() for t in re.split(r",\s*(?=tensor<|[fiu]\d|index)", match.group(2))]
+        types = [t.strip() for t in re.split(r",\s*(?=tensor<|[fiu]\d|index)", match.group(2)) if t.strip()]
         sizes = ", ".join(map(str, segment_sizes(types, RESULT_TYPE_RUNS, "an ascend.yield", "value")))
         return f'"ascend.yield"({match.group(1)}) {{operandSegmentSizes = array<i32: {sizes}>}} : ({match.group(2)}) -> ()'
 
