@@ -7,8 +7,10 @@ where the op is differentiable) with zero calls through the CPU fallback. Shared
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
@@ -100,21 +102,78 @@ def _philox_calls() -> int:
                if op.startswith("npu::_npu_philox_"))
 
 
+# A sample that draws random numbers is run this many times on each device for its distribution.
+RANDOM_DRAWS = 16
+# Two-sample Kolmogorov-Smirnov bound at significance 1e-4: sqrt(-ln(1e-4 / 2) / 2).
+KS_COEFFICIENT = 2.23
+
+
+def _drawn(value: Any) -> torch.Tensor:
+    """Every number of a result, as one float64 CPU vector."""
+    leaves = [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+    return torch.cat([t.detach().cpu().to(torch.float64).reshape(-1) for t in leaves])
+
+
+def _ks_statistic(a: torch.Tensor, b: torch.Tensor) -> float:
+    """sup |F_a - F_b| of the two samples' empirical distribution functions (ties counted as one step)."""
+    a, b = a.sort().values, b.sort().values
+    points = torch.cat([a, b])
+    fa = torch.searchsorted(a, points, right=True).to(torch.float64) / a.numel()
+    fb = torch.searchsorted(b, points, right=True).to(torch.float64) / b.numel()
+    return float((fa - fb).abs().max())
+
+
+def _draws(info: Any, sample: Any, device: str, seed: int, runs: int) -> torch.Tensor:
+    """The numbers of `runs` runs of the sample, the k-th under its own seed from `seed` on. op_db's
+    random ops reseed every call with 42 (wrapper_set_seed, which also restores the CPU's generator
+    after it): torch.manual_seed hands out the next seed of the sequence instead."""
+    real_seed = torch.manual_seed
+    seeds = itertools.count(seed)
+    numbers = []
+    with mock.patch.object(torch, "manual_seed", lambda _ignored: real_seed(next(seeds))):
+        for _ in range(runs):
+            torch.manual_seed(0)  # for ops op_db does not wrap (dropout)
+            numbers.append(_drawn(_run(info, sample, device, False)[0]))
+    return torch.cat(numbers)
+
+
+def _check_random(info: Any, sample: Any, cpu_out: Any, npu_out: Any, distribution: bool) -> None:
+    """A sample that draws on npu, checked as PyTorch checks CUDA's random ops (its Philox stream is
+    not the CPU's mt19937, so values cannot be compared): results shaped and typed as the CPU's, the
+    same draws again after the same seed, and (if `distribution`) the distribution of RANDOM_DRAWS
+    runs indistinguishable from the CPU's by a two-sample Kolmogorov-Smirnov test. The draws run no
+    backward."""
+    cpu_leaves = [t for t in tree_flatten(cpu_out)[0] if isinstance(t, torch.Tensor)]
+    npu_leaves = [t for t in tree_flatten(npu_out)[0] if isinstance(t, torch.Tensor)]
+    assert [(t.shape, t.dtype) for t in npu_leaves] == [(t.shape, t.dtype) for t in cpu_leaves]
+    assert all(t.device.type == "npu" for t in npu_leaves), "a random result is not on npu"
+    first, again = _draws(info, sample, "npu", 7, 2), _draws(info, sample, "npu", 7, 2)
+    torch.testing.assert_close(again, first, rtol=0, atol=0, equal_nan=True, msg="the same seed drew other numbers")
+    if not distribution:
+        return
+    cpu = _draws(info, sample, "cpu", 100, RANDOM_DRAWS)
+    npu = _draws(info, sample, "npu", 100, RANDOM_DRAWS)
+    bound = KS_COEFFICIENT * ((cpu.numel() + npu.numel()) / (cpu.numel() * npu.numel())) ** 0.5
+    statistic = _ks_statistic(npu, cpu)
+    assert statistic < bound, f"npu draws are not distributed as the CPU's: KS statistic {statistic:.3f} >= {bound:.3f}"
+
+
 def check_dtype(info: Any, dtype: torch.dtype) -> None:
     """Raise AssertionError (or the op's error) unless the first samples match the CPU in dtype.
 
-    A sample that draws random numbers on npu (scaled_dot_product_attention with dropout_p > 0)
-    cannot give the CPU's bits even after op_db's wrapper_set_seed: the npu generator is a Philox
-    counter like CUDA's, not the CPU's mt19937 (PyTorch skips test_compare_cpu for these ops for
-    that reason). Such samples are skipped, up to twice the limit, and at least one deterministic
-    sample must be compared.
+    A sample that draws random numbers on npu (the random ops, dropout, scaled_dot_product_attention
+    with dropout_p > 0) cannot give the CPU's bits even after op_db's wrapper_set_seed: the npu
+    generator is a Philox counter like CUDA's, not the CPU's mt19937 (PyTorch skips test_compare_cpu
+    for these ops for that reason). It is checked by _check_random instead.
     """
     grad = info.supports_autograd and dtype == torch.float32
     limit = SAMPLES if dtype == torch.float32 else LOW_PRECISION_SAMPLES
-    samples = [s for s in info.sample_inputs("cpu", dtype, requires_grad=grad) if not _has_empty(s)][:2 * limit]
+    samples = [s for s in info.sample_inputs("cpu", dtype, requires_grad=grad) if not _has_empty(s)][:limit]
     if not samples:
         raise AssertionError(f"no sample inputs for {dtype}")
-    compared = 0
+    # One distribution test per op, in float32, keeps the suite's time (each costs 2 x RANDOM_DRAWS runs);
+    # float16 / bfloat16 draws run the same kernels' structure.
+    tested_distribution = dtype != torch.float32
     for sample in samples:
         cpu_out, cpu_grads = _run(info, sample, "cpu", grad)
         draws = _philox_calls()
@@ -122,15 +181,11 @@ def check_dtype(info: Any, dtype: torch.dtype) -> None:
         if not _ran_on_npu(sample, npu_out):
             raise AssertionError("no result on npu")
         if _philox_calls() != draws:
+            _check_random(info, sample, cpu_out, npu_out, distribution=not tested_distribution)
+            tested_distribution = True
             continue
         _compare(npu_out, cpu_out, dtype)
         _compare(npu_grads, cpu_grads, dtype)
-        compared += 1
-        if compared == limit:
-            return
-    if not compared:
-        raise AssertionError(f"every sample of the first {len(samples)} draws random numbers on npu; "
-                             "its Philox stream is not the CPU's, so none can be compared")
 
 
 def dtypes_of(info: Any) -> list[torch.dtype]:
