@@ -11,7 +11,8 @@ steady-state (median of the steps after the second) step time of npu eager again
 on the same threads. The npu and CPU steps alternate, so both see the same host load. The same steps
 on one CPU thread are a second peer: on a loaded host torch's OpenMP threads wait for each other
 whenever one is descheduled (CPU eager steps 10-100x slower at load 10 than at load 0), one thread
-does not.
+does not. Each step's CPU time (all of the process's threads) is reported too: unlike wall time it
+does not grow while a thread waits for a core, so it compares runs made at different loads.
 
 The libraries are bench-only: on first use they are installed with `pip install --no-deps` into
 a scratch folder (TORCH_NPU_BENCH_LIBS, default ~/.cache/torch_npu/bench_libs/<pins hash>), never
@@ -129,6 +130,7 @@ class Trainer:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=LR)
         self.losses: list[float] = []
         self.times: list[float] = []  # ms
+        self.cpu_times: list[float] = []  # ms of CPU time, all of the process's threads
         self.first_grads: list[torch.Tensor] = []
 
     def step(self) -> None:
@@ -140,7 +142,7 @@ class Trainer:
             torch.set_num_threads(threads)
 
     def _step(self) -> None:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         self.optimizer.zero_grad()
         loss = self.loss_fn(self.model, self.batch)
         loss.backward()
@@ -149,6 +151,7 @@ class Trainer:
         self.optimizer.step()
         self.losses.append(loss.item())
         self.times.append((time.perf_counter() - start) * 1e3)
+        self.cpu_times.append((time.process_time() - start_cpu) * 1e3)
 
 
 def train_side_by_side(trainers: list[Trainer]) -> None:
@@ -215,6 +218,9 @@ def bench(name: str) -> bool:
     print(f"  steady step npu {steady_npu:9.1f} ms  cpu {steady_cpu:8.1f} ms   ratio npu/cpu {steady_npu / steady_cpu:5.2f}x")
     steady_serial = statistics.median(serial.times[2:])
     print(f"  steady step cpu on 1 thread {steady_serial:8.1f} ms   ratio npu/cpu-1-thread {steady_npu / steady_serial:5.2f}x")
+    work_npu, work_serial = statistics.median(npu.cpu_times[2:]), statistics.median(serial.cpu_times[2:])
+    print(f"  steady step CPU time npu {work_npu:8.1f} ms (host, stream and AI-core threads)  cpu on 1 thread "
+          f"{work_serial:8.1f} ms   ratio {work_npu / work_serial:5.2f}x")
     return ok and not fallbacks
 
 
