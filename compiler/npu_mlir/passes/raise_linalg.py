@@ -130,7 +130,7 @@ def raise_generic(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
     groups = epilogue_groups(op, maps, len(domain))
     shape = domain if groups is None else [prod(domain[d] for d in g) for g in groups]
     with rewriter.ip, op.location:
-        tr = BodyTranslator(shape, op.location)
+        tr = BodyTranslator(shape, op.location, indexable=groups is None)
         if groups is not None:
             for k, (value, amap) in enumerate(zip(inputs, maps)):
                 inputs[k], maps[k], built = collapse_operand(value, amap, groups)

@@ -66,8 +66,11 @@ def is_zero_constant(v: ir.Value) -> bool:
 class BodyTranslator:
     """Build ascend ops for one generic body; `created` lets the caller undo a partial build."""
 
-    def __init__(self, shape: list[int], loc: ir.Location):
+    def __init__(self, shape: list[int], loc: ir.Location, indexable: bool = True):
         self.shape = shape
+        # Whether `shape` is the generic's own iteration domain, so `linalg.index d` is dim d of it
+        # (not when an epilogue runs collapsed or a contraction's operand in a subset of the dims).
+        self.indexable = indexable
         self.loc = loc
         self.created: list[ir.OpView] = []
 
@@ -127,7 +130,7 @@ class BodyTranslator:
         comparison of each index with every row number) as an i64 tensor of the domain: the row
         numbers of dim d as a constant, broadcast over the other dims. Only when every use casts it
         to an integer (arith.index_cast), which then reads the tensor as signed."""
-        if not all(use.owner.name == "arith.index_cast" for use in op.result.uses):
+        if not self.indexable or not all(use.owner.name == "arith.index_cast" for use in op.result.uses):
             return None
         dim = ir.IntegerAttr(op.attributes["dim"]).value
         i64 = ir.IntegerType.get_signless(64)

@@ -121,7 +121,7 @@ def _factor(op: ir.OpView, value: ir.Value, maps: list[ir.AffineMap], domain: li
     from .raise_linalg import to_domain  # the input materialisation is shared with parallel generics
 
     dims = sorted({d for r in read for d in r})
-    sub = BodyTranslator([domain[d] for d in dims], tr.loc)
+    sub = BodyTranslator([domain[d] for d in dims], tr.loc, indexable=False)
     env = {}
     for k in sorted(inputs):
         exprs = [ir.AffineDimExpr.get(dims.index(ir.AffineDimExpr(e).position)) if isinstance(e, ir.AffineDimExpr)
