@@ -26,6 +26,7 @@ from torch_mlir.extras.fx_importer import FxImporter
 from torch_mlir.passmanager import PassManager
 
 from npu_mlir.frontend.decompositions.bounds import lower_in_range
+from npu_mlir.frontend.comparison_scalars import comparison_scalars_in_tensor_kind
 
 TO_LINALG = ("builtin.module(func.func(torch-match-quantized-custom-ops), "
              "torchdynamo-export-to-torch-backend-pipeline{extra-library=}, "
@@ -72,6 +73,7 @@ def _decompositions() -> dict:
 
 def _lower(gm: torch.fx.GraphModule) -> ir.Module:
     lower_in_range(gm)
+    comparison_scalars_in_tensor_kind(gm)
     importer = FxImporter(context=_context())
     try:
         importer.import_stateless_graph(gm.graph, func_name="main")
