@@ -5,7 +5,7 @@ libm calls - one call per element even inside vectorized code (about 8x slower).
 only arith, math.fma and math.floor, which lower to vector instructions. f16/bf16 operands are
 widened to f32 around the expansion. Sigmoid needs nothing of its own: torch-mlir writes it with exp.
 
-Accuracy (f32): exp and log within ~2 ulp (Cephes reductions), tanh within ~3 ulp, erf within
+Accuracy (f32): exp and log within ~2 ulp (Cephes reductions; log of a subnormal scales it to a normal first), tanh within ~3 ulp, erf within
 1.5e-7 absolute (Taylor series below 0.5, Abramowitz-Stegun 7.1.26 above), sin and cos within
 ~2e-7 absolute for |x| < 8192 (Cephes sinf/cosf: three-part Cody-Waite reduction by pi/2). Beyond
 that the reduction loses precision (at 1e9 its quadrant count overflows i32 and sin returned 13.3), so
@@ -92,8 +92,12 @@ def _exp(b: _Builder, x: ir.Value) -> ir.Value:
 
 
 def _log(b: _Builder, x: ir.Value) -> ir.Value:
-    bits = arith.bitcast(b.i32, x)
+    # A subnormal has no exponent bits to read: scaled by 2^23 it is normal, and 23 comes off e.
+    subnormal = b.cmp("olt", math.absf(x), b.const(2.0 ** -126))
+    scaled = arith.select(subnormal, arith.mulf(x, b.const(2.0 ** 23)), x)
+    bits = arith.bitcast(b.i32, scaled)
     exponent = arith.subi(arith.andi(arith.shrui(bits, b.iconst(23)), b.iconst(0xFF)), b.iconst(126))
+    exponent = arith.subi(exponent, arith.select(subnormal, b.iconst(23), b.iconst(0)))
     mantissa = arith.bitcast(b.f32, arith.ori(arith.andi(bits, b.iconst(-2139095041)), b.iconst(0x3F000000)))
     e = arith.sitofp(b.f32, exponent)
     # Cephes logf: move the mantissa into [sqrt(1/2), sqrt(2)) and take log(1+f) by a polynomial.

@@ -75,6 +75,8 @@ PASSES: dict[str, PassInfo] = dict(
                "Move bf16 data as i16 in an LLVM-dialect kernel so LLVM never holds a bf16 value"),
         _entry("sim-truncate-f64", "npu_mlir.targets.sim.truncate_f64:run",
                "Narrow f64 to f16/bf16 through f32 so LLVM emits no compiler-rt conversion call"),
+        _entry("sim-guard-integer-division", "npu_mlir.targets.sim.integer_division:run",
+               "Give integer divisions a divisor that cannot trap the host; a zero divisor fails the kernel"),
         _entry("ascend-approximate-math", "npu_mlir.passes.approximate_math:run",
                "Replace math.exp/log/tanh/erf with polynomial approximations"),
     ]

@@ -1,7 +1,8 @@
 """Transcendentals at the edges of their argument ranges match torch's CPU kernels.
 
 sin / cos beyond the polynomial's Cody-Waite reduction (|x| >= 8192, passes/approximate_math.py) take
-libm in f64: at 1e9 the reduction's quadrant count overflowed and sin returned 13.3. lgamma's
+libm in f64: at 1e9 the reduction's quadrant count overflowed and sin returned 13.3. log read a
+subnormal's exponent bits as 2^-127 (log(1e-40) was -88.0, CPU -92.1). lgamma's
 reflection near zero from below used x - floor(x), which rounds -1e-30 to 1.0 (17.4 for 69.08)."""
 
 from __future__ import annotations
@@ -32,4 +33,11 @@ def test_lgamma_near_zero_and_negative_integers_matches_cpu(eager_stats):
     x = torch.tensor([-1e-30, 1e-30, -1e-10, 1e-10, -1e-5, -0.5, -1.0 + 1e-6, -2.5, -3.0, -7.25, 0.0,
                       3.0, 1e30, -1e6 - 0.5])
     torch.testing.assert_close(torch.lgamma(x.npu()).cpu(), torch.lgamma(x), equal_nan=True)
+    assert_no_fallback()
+
+
+def test_log_of_subnormals_matches_cpu(eager_stats):
+    x = torch.tensor([1e-40, 1e-45, 3e-39, 1.1754942e-38, 1.1754944e-38, -1e-42, 0.0, -0.0, 0.5, 1e30])
+    for fn in (torch.log, torch.log2, torch.log10):
+        torch.testing.assert_close(fn(x.npu()).cpu(), fn(x), equal_nan=True)
     assert_no_fallback()

@@ -1,4 +1,4 @@
-"""fmod and floor division of floating-point tensors as torch computes them.
+"""fmod and floor division as torch computes them.
 
 torch-mlir lowers fmod to a - b * trunc(a / b), which rounds the quotient first: fmod(1.0, 0.1) gave
 0 where torch gives 0.09999999 (IEEE fmod is exact). Its remainder is exact (arith.remf, whose
@@ -8,7 +8,11 @@ floor_divide to floor(a / b): floor_divide(1.0, 0.1) gave 10 where torch gives 9
 dividend gave inf where torch gives NaN. torch's CPU and CUDA kernels take the quotient of
 a - fmod(a, b), step it down where the remainder's sign is not the divisor's, and round what floor
 leaves over 0.5; so does this rewrite. Half-precision inputs compute in float32, as torch's opmath.
-Integer division keeps torch-mlir's lowering, which is exact. Imported by retrace.py.
+Integer floor division: torch-mlir divides in f64 and floors, which rounds int64 quotients beyond
+2^53 ((2^53 + 1) // 1 gave 2^53) and turns a zero divisor into a silent INT_MIN; here it is the
+truncating integer division stepped down where the remainder's sign is not the divisor's, whose zero
+divisor fails the kernel as the CPU raises ZeroDivisionError (targets/sim/integer_division.py).
+Imported by retrace.py.
 """
 
 from __future__ import annotations
@@ -61,20 +65,35 @@ def _floor_divide(a: torch.Tensor, b: torch.Tensor | float) -> torch.Tensor:
     return torch.where(b == 0, quotient, floor).to(result)
 
 
+def _integer_floor_divide(a: torch.Tensor, b: torch.Tensor | int) -> torch.Tensor:
+    result = torch.result_type(a, b)
+    a, b = a.to(result), torch.as_tensor(b, device=a.device).to(result)
+    quotient = aten.div.Tensor_mode(a, b, rounding_mode="trunc")
+    rest = a - quotient * b
+    # Subtracting the step as a tensor: torch-mlir crashes on an int8 tensor minus the number 1.
+    return quotient - ((rest != 0) & ((rest < 0) != (b < 0))).to(result)
+
+
+def _any_floor_divide(a: torch.Tensor, b: torch.Tensor | float) -> torch.Tensor | None:
+    """The rewrite for a's and b's result dtype; None for bool, which keeps the op's own lowering."""
+    result = torch.result_type(a, b)
+    if result.is_floating_point:
+        return _floor_divide(a, b)
+    return None if result == torch.bool else _integer_floor_divide(a, b)
+
+
 def _floor_mode(op: torch._ops.OpOverload) -> Callable:
     def rewrite(self: torch.Tensor, other: torch.Tensor | float, *, rounding_mode: str | None = None) -> torch.Tensor:
-        if rounding_mode == "floor" and torch.result_type(self, other).is_floating_point:
-            return _floor_divide(self, other)
-        return op(self, other, rounding_mode=rounding_mode)
+        floor = _any_floor_divide(self, other) if rounding_mode == "floor" else None
+        return op(self, other, rounding_mode=rounding_mode) if floor is None else floor
 
     return rewrite
 
 
 def _floor_divide_op(op: torch._ops.OpOverload) -> Callable:
     def rewrite(self: torch.Tensor, other: torch.Tensor | float) -> torch.Tensor:
-        if torch.result_type(self, other).is_floating_point:
-            return _floor_divide(self, other)
-        return op(self, other)
+        floor = _any_floor_divide(self, other)
+        return op(self, other) if floor is None else floor
 
     return rewrite
 

@@ -24,6 +24,7 @@ from npu_mlir.frontend.decompositions.division import DIVISION
 from npu_mlir.frontend.decompositions.floating import FLOATING
 from npu_mlir.frontend.decompositions.half_reductions import HALF_REDUCTIONS
 from npu_mlir.frontend.decompositions.indexing import INDEXING
+from npu_mlir.frontend.decompositions.integer import INTEGER
 from npu_mlir.frontend.decompositions.masked import MASKED
 from npu_mlir.frontend.decompositions.normalization import RETRACED as _NORMALIZATION
 from npu_mlir.frontend.decompositions.pooling import RETRACED as _POOLING
@@ -328,6 +329,7 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     **DIVISION,
     **HALF_REDUCTIONS,
     **INDEXING,
+    **INTEGER,
     **FLOATING,
     **RESAMPLING,
     **SPECIAL,

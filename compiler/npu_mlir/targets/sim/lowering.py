@@ -30,6 +30,7 @@ from torch_mlir.dialects import linalg
 from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
+from npu_mlir.targets.sim.integer_division import guard_integer_division
 from npu_mlir.targets.sim import schedule as sim_schedule
 from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16
 from npu_mlir.targets.sim.device_assert import return_on_failed_asserts
@@ -139,6 +140,7 @@ def lower(module: ir.Module, symbol: str) -> bool:
     sim_schedule.lower_vectors(module)
     run(module, TO_LOOPS)
     approximate_math(module)
+    guard_integer_division(module)
     truncate_f64_through_f32(module)
     add_scratch_allocator(module)
     run(module, TO_LLVM)
