@@ -63,10 +63,12 @@ OPT_LEVEL = 3
 # cost grows faster than the code (GVN, LICM and unswitching over one function of many loop
 # nests), and -O0 costs a few nanoseconds per element. conv_transpose3d's window gather (120
 # five-deep copy nests, 10k LLVM ops) took 59.5 s at -O3, 28.6 s at -O2 and 1.8 s at -O0, a
-# 1.6k-op gather of 17k elements 2.84 s at -O3 and 0.16 s at -O0 (load 10). A kernel computing on
-# vectors keeps -O3: a matmul's or an elementwise kernel's speed is its vector code's.
+# 1.6k-op gather of 17k elements 2.84 s at -O3 and 0.16 s at -O0 (load 10); its backward's
+# 14.5k-op gather of 231k elements and two 5k-op ones of 123k-192k took most of 248 s at -O3. A
+# kernel computing on vectors keeps -O3: a matmul's or an elementwise kernel's speed is its vector
+# code's. (The -O0 kernels' run time against -O3 is not measured yet.)
 LARGE_KERNEL_OPS = 800
-FEW_ELEMENTS = 1 << 16
+FEW_ELEMENTS = 1 << 18
 _VECTOR_MOVES = frozenset({"llvm.load", "llvm.intr.masked.load", "llvm.mlir.poison", "llvm.mlir.undef",
                            "llvm.mlir.constant", "llvm.shufflevector", "llvm.insertelement",
                            "llvm.extractelement", "llvm.bitcast"})
