@@ -122,6 +122,9 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
                if any(u.owner not in members for u in r.uses)]
     if not opaque and len({v.type for v in outputs}) > 1:
         return False
+    # Outputs of one type side by side: a yield stores each run of equal types as one group.
+    order = list(dict.fromkeys(str(v.type) for v in outputs))
+    outputs.sort(key=lambda v: order.index(str(v.type)))
 
     name = f"{fname}_{group.kind}_{len(names)}"
     names.add(name)

@@ -228,3 +228,38 @@ func.func @constant_results() -> (tensor<4xf32>, tensor<2xf32>) {
   %c = arith.constant dense<[1.0, 2.5]> : tensor<2xf32>
   return %s, %c : tensor<4xf32>, tensor<2xf32>
 }
+
+// -----
+
+// An opaque kernel yields its results grouped by type (f32, f32, i64: two runs, where program
+// order would give three), so a group with few result types never runs out of yield groups; the
+// launch's results go back to their users in the host's order.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: %[[R:.*]]:2 = linalg.generic
+// CHECK: %[[C:.*]] = linalg.copy
+// CHECK: "ascend.yield"(%[[R]]#0, %[[C]], %[[R]]#1) {operandSegmentSizes = array<i32: 2, 1, 0, 0>}
+// CHECK-LABEL: func.func @results_grouped_by_type
+// CHECK: %[[L:.*]]:3 = "ascend.launch"(%arg0)
+// CHECK-NEXT: return %[[L]]#0, %[[L]]#2, %[[L]]#1
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0)>
+func.func @results_grouped_by_type(%arg0: tensor<16x32xf32>) -> (tensor<16xf32>, tensor<16xi64>, tensor<16xf32>) {
+  %c0_i64 = arith.constant 0 : i64
+  %cst = arith.constant 0xFF800000 : f32
+  %0 = tensor.empty() : tensor<16xi64>
+  %1 = linalg.fill ins(%c0_i64 : i64) outs(%0 : tensor<16xi64>) -> tensor<16xi64>
+  %2 = tensor.empty() : tensor<16xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<16xf32>) -> tensor<16xf32>
+  %4:2 = linalg.generic {indexing_maps = [#map, #map1, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<16x32xf32>) outs(%3, %1 : tensor<16xf32>, tensor<16xi64>) {
+  ^bb0(%in: f32, %out: f32, %out_0: i64):
+    %5 = linalg.index 1 : index
+    %6 = arith.index_cast %5 : index to i64
+    %7 = arith.maximumf %in, %out : f32
+    %8 = arith.cmpf ogt, %in, %out : f32
+    %9 = arith.select %8, %6, %out_0 : i64
+    linalg.yield %7, %9 : f32, i64
+  } -> (tensor<16xf32>, tensor<16xi64>)
+  %e = tensor.empty() : tensor<16xf32>
+  %c = linalg.copy ins(%4#0 : tensor<16xf32>) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  return %4#0, %4#1, %c : tensor<16xf32>, tensor<16xi64>, tensor<16xf32>
+}
