@@ -11,7 +11,8 @@ the generator as eager would. Inputs with stable addresses (parameters and buffe
 place, other inputs are copied into the captured ones, outputs are copied out (a later replay
 overwrites the captured outputs). A graph that cannot be captured (it synchronizes) runs its
 executable uncaptured from then on, with a warning that says why; one that takes non-npu inputs
-runs eagerly.
+runs eagerly. Registered through the `torch_dynamo_backends` entry point of pyproject.toml, as
+npu-mlir is: torch.compile(backend="npugraphs") finds it without importing this module first.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import Any
 import torch
 from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.backends.cudagraphs import find_input_mutations
-from torch._dynamo.backends.registry import register_backend
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._inductor.utils import num_fw_fixed_arguments
@@ -117,5 +117,3 @@ def npugraphs(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callab
         keep_inference_input_mutations=True,
     )(gm, example_inputs)
 
-
-register_backend(name="npugraphs", compiler_fn=npugraphs)

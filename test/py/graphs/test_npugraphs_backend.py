@@ -7,7 +7,6 @@ import copy
 import torch
 
 import torch_npu  # noqa: F401
-import torch_npu.dynamo.npugraphs  # noqa: F401  (registers the backend)
 from torch_npu.dynamo.stats import reset_compile_stats
 
 
