@@ -21,13 +21,12 @@ _LAYOUTS = {
     "expanded": ((3, 1, 5), lambda t: t.expand(3, 4, 5)),
     "sliced": ((4, 6, 8), lambda t: t[:, 1:5, ::2]),
 }
+# Unary, binary (tensor and number), ternary and keepdim reductions: one op of each kind the scan
+# covered (exp, sigmoid, maximum behaved as neg and add), to keep the test's time.
 _OPS = {
     "neg": lambda x: -x,
-    "exp": torch.exp,
-    "sigmoid": torch.sigmoid,
     "add": lambda x: x + x * 0.5,
     "mul_scalar": lambda x: x * 3.0,
-    "maximum": lambda x: torch.maximum(x, torch.zeros_like(x)),
     "where": lambda x: torch.where(x > 0, x, -x),
     "addcmul": lambda x: torch.addcmul(x, x, x, value=0.25),
     "sum_keepdim": lambda x: x.sum(1, keepdim=True),
