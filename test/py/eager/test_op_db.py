@@ -254,6 +254,7 @@ PASSING = {
     "min.reduction_with_dim": ('float16', 'bfloat16'),
     "minimum": ('float16', 'bfloat16'),
     "mm": ('float16', 'bfloat16'),
+    "mode": ('float16', 'bfloat16'),
     "movedim": ('float16', 'bfloat16'),
     "msort": ('float16', 'bfloat16'),
     "mul": ('float16', 'bfloat16'),

@@ -6,6 +6,7 @@ Each rewrite here states the op over one extra axis and reduces it away:
 - cumsum / cumprod / logcumsumexp: out[j] = sum_k (k <= j) * x[k] (or a product, a log-sum-exp);
 - scatter_add / scatter / scatter_reduce / max_unpool: out[c] = self[c] + sum_j (index[j] == c)
   * src[j] (scatter keeps the last j that hits c, as the CPU's serial loop does);
+- mode: each element's frequency is its count of equal elements;
 - topk / sort / kthvalue / nanmedian: each element's rank is the count of elements ordered before
   it (NaN largest, ties by position, so the order is stable); the k-th output is the element of rank k;
 - index_select / index_add: out[c] = sum_j (index[j] == c) * x[j] along the dim;
@@ -453,6 +454,26 @@ def put(self: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulat
     return out.reshape(self.shape)
 
 
+def mode(self: torch.Tensor, dim: int = -1, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """The most frequent value along dim (the smallest of equally frequent ones) and the last index
+    holding it, as the CPU's sort-and-scan gives them; each element's frequency is its count of equals."""
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    x = self.movedim(dim, -1)
+    n = x.shape[-1]
+    counts = (x.unsqueeze(-1) == x.unsqueeze(-2)).sum(-1)
+    frequent = counts == counts.amax(-1, keepdim=True)
+    largest = torch.finfo(x.dtype).max if x.is_floating_point() else True if x.dtype == torch.bool else torch.iinfo(x.dtype).max
+    values = torch.where(frequent, x, largest).amin(-1, keepdim=True)
+    positions = torch.arange(n, device=x.device)
+    indices = torch.where(x == values, positions, -1).amax(-1, keepdim=True)
+    if not keepdim:
+        values, indices = values.squeeze(-1), indices.squeeze(-1)
+    else:
+        values, indices = values.movedim(-1, dim), indices.movedim(-1, dim)
+    return values, indices
+
+
 def isin(elements: torch.Tensor, test_elements: torch.Tensor, *, assume_unique: bool = False,
          invert: bool = False) -> torch.Tensor:
     found = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
@@ -484,6 +505,7 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.cummax.default: _cumulative_extreme(largest=True),
     aten.cummin.default: _cumulative_extreme(largest=False),
     aten.isin.Tensor_Tensor: isin,
+    aten.mode.default: mode,
     aten.index_fill.int_Scalar: index_fill,
     aten.index_fill.int_Tensor: index_fill,
     aten.index_copy.default: index_copy,
