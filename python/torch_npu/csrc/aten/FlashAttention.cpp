@@ -92,17 +92,42 @@ std::optional<at::Tensor> pairBlock(const std::optional<at::Tensor>& t, Span q, 
   return five.permute({0, 1, 4, 2, 3}).contiguous().view({batch * heads, k.len, d.group * q.len});
 }
 
-// The causal band of a block pair: whether any of it is visible, and the step's `diagonal`.
+// The band of a block pair: whether any of it is visible, and the step's `diagonal` / `diagonal_low`.
 struct Band {
   bool visible = true;
-  int64_t diagonal = kNoCausal;
+  int64_t diagonal = kNoCausal, below = kNoCausal;
 };
 
 Band band(const FlashProblem& p, Span q, Span k) {
-  if (p.causalShift == kNoCausal) return {};
-  if (k.start > q.start + q.len - 1 + p.causalShift) return {false, kNoCausal};
-  if (k.start + k.len - 1 <= q.start + p.causalShift) return {};
-  return {true, q.start - k.start + p.causalShift};
+  Band b;
+  if (p.bandBelow != kNoCausal) {
+    // A pre/next_tockens band comes with an atten_mask, which may exclude every key of a row inside
+    // the band: such a row gets uniform weights over all S2 keys (as the fused kernel gives it), so
+    // no pair is skipped; a side that covers the whole pair is dropped.
+    if (k.start + k.len - 1 > q.start + p.causalShift) b.diagonal = q.start - k.start + p.causalShift;
+    if (q.start + q.len - 1 > k.start + p.bandBelow) b.below = k.start - q.start + p.bandBelow;
+    return b;
+  }
+  if (p.causalShift == kNoCausal) return b;
+  if (k.start > q.start + q.len - 1 + p.causalShift) return {false, kNoCausal, kNoCausal};
+  if (k.start + k.len - 1 <= q.start + p.causalShift) return b;
+  b.diagonal = q.start - k.start + p.causalShift;
+  return b;
+}
+
+// A step's band and dropout arguments for the block pair (q, k).
+eager::OpCommand& stepOptions(eager::OpCommand& cmd, const FlashProblem& p, const Dims& d, Span q, Span k) {
+  Band bd = band(p, q, k);
+  cmd.Attr("diagonal", bd.diagonal).Attr("scale", p.scale).Attr("diagonal_low", bd.below).Attr("dropout", p.dropout);
+  if (p.dropout) {
+    // The pair's first score is element (q.start, k.start) of head 0: offset + q.start * S2 + k.start.
+    cmd.Attr("drop_seed", p.dropSeed)
+        .Attr("drop_offset", p.dropOffset + q.start * d.s2 + k.start)
+        .Attr("keep_prob", p.keepProb)
+        .Attr("seq_q", d.s1)
+        .Attr("seq_kv", d.s2);
+  }
+  return cmd;
 }
 
 // Key/value blocks each query block reads (all of them when a causal band leaves a row no key:
@@ -142,20 +167,19 @@ FlashForward forward(const FlashProblem& p) {
     std::vector<at::Tensor> step;
     for (size_t idx = 0; idx < keys.size(); ++idx) {
       size_t j = keys[idx];
-      step = eager::OpCommand()
-                 .Name("npu::_npu_flash_attention_forward_step")
-                 .Input(query)
-                 .Input(keyT[j])
-                 .Input(value[j])
-                 .Attr("atten_mask", pairBlock(p.mask, q, ks[j], d, false))
-                 .Attr("bias", pairBlock(p.bias, q, ks[j], d, false))
-                 .Attr("row_max", rowMax)
-                 .Attr("row_sum", rowSum)
-                 .Attr("acc", acc)
-                 .Attr("group", d.group)
-                 .Attr("diagonal", band(p, q, ks[j]).diagonal)
-                 .Attr("last", idx + 1 == keys.size())
-                 .Attr("scale", p.scale)
+      step = stepOptions(eager::OpCommand()
+                             .Name("npu::_npu_flash_attention_forward_step")
+                             .Input(query)
+                             .Input(keyT[j])
+                             .Input(value[j])
+                             .Attr("atten_mask", pairBlock(p.mask, q, ks[j], d, false))
+                             .Attr("bias", pairBlock(p.bias, q, ks[j], d, false))
+                             .Attr("row_max", rowMax)
+                             .Attr("row_sum", rowSum)
+                             .Attr("acc", acc)
+                             .Attr("group", d.group)
+                             .Attr("last", idx + 1 == keys.size()),
+                         p, d, q, ks[j])
                  .Run();
       rowMax = step[0];
       rowSum = step[1];
@@ -206,20 +230,19 @@ FlashGrads backward(const FlashProblem& p, const at::Tensor& out, const at::Tens
   // One block pair's bias gradient, from its own step kernel (dS^T [B * Nkv, C, group * Bq]), summed
   // over the bias's broadcast dimensions and added to its slice of g.dbias.
   auto addBiasGrad = [&](Span q, Span k, const at::Tensor& key, const at::Tensor& value, const QueryBlock& b) {
-    at::Tensor dsT = eager::OpCommand()
-                         .Name("npu::_npu_flash_attention_bias_grad_step")
-                         .Input(key)
-                         .Input(value)
-                         .Input(b.qT)
-                         .Input(b.doutT)
-                         .Input(b.rowMax)
-                         .Input(b.rowSum)
-                         .Input(b.delta)
-                         .Attr("atten_mask", pairBlock(p.mask, q, k, d, true))
-                         .Attr("bias", pairBlock(p.bias, q, k, d, true))
-                         .Attr("group", d.group)
-                         .Attr("diagonal", band(p, q, k).diagonal)
-                         .Attr("scale", p.scale)
+    at::Tensor dsT = stepOptions(eager::OpCommand()
+                                     .Name("npu::_npu_flash_attention_bias_grad_step")
+                                     .Input(key)
+                                     .Input(value)
+                                     .Input(b.qT)
+                                     .Input(b.doutT)
+                                     .Input(b.rowMax)
+                                     .Input(b.rowSum)
+                                     .Input(b.delta)
+                                     .Attr("atten_mask", pairBlock(p.mask, q, k, d, true))
+                                     .Attr("bias", pairBlock(p.bias, q, k, d, true))
+                                     .Attr("group", d.group),
+                                 p, d, q, k)
                          .Run()[0];
     at::Tensor ds = dsT.view({d.b, d.nkv, k.len, d.group, q.len}).permute({0, 1, 3, 4, 2}).reshape({d.b, d.n, q.len, k.len});
     std::vector<int64_t> broadcast;
@@ -235,31 +258,29 @@ FlashGrads backward(const FlashProblem& p, const at::Tensor& out, const at::Tens
     at::Tensor key = rows(p.key, k, 1), keyT = rowsT(p.key, k, 1), value = rows(p.value, k, 1);
     std::optional<at::Tensor> dk, dv;
     for (size_t i = 0; i < qs.size(); ++i) {
-      Band bd = band(p, qs[i], k);
       std::vector<size_t> keys = visibleKeys(p, qs[i], ks);
       if (std::find_if(keys.begin(), keys.end(), [&](size_t j) { return ks[j].start == k.start; }) == keys.end())
         continue;
       QueryBlock& b = blocks[i];
-      std::vector<at::Tensor> r = eager::OpCommand()
-                                      .Name("npu::_npu_flash_attention_backward_step")
-                                      .Input(key)
-                                      .Input(keyT)
-                                      .Input(value)
-                                      .Input(b.q)
-                                      .Input(b.qT)
-                                      .Input(b.dout)
-                                      .Input(b.doutT)
-                                      .Input(b.rowMax)
-                                      .Input(b.rowSum)
-                                      .Input(b.delta)
-                                      .Attr("atten_mask", pairBlock(p.mask, qs[i], k, d, true))
-                                      .Attr("bias", pairBlock(p.bias, qs[i], k, d, true))
-                                      .Attr("grad_key", dk)
-                                      .Attr("grad_value", dv)
-                                      .Attr("grad_query_t", b.dqT)
-                                      .Attr("group", d.group)
-                                      .Attr("diagonal", bd.diagonal)
-                                      .Attr("scale", p.scale)
+      std::vector<at::Tensor> r = stepOptions(eager::OpCommand()
+                                                  .Name("npu::_npu_flash_attention_backward_step")
+                                                  .Input(key)
+                                                  .Input(keyT)
+                                                  .Input(value)
+                                                  .Input(b.q)
+                                                  .Input(b.qT)
+                                                  .Input(b.dout)
+                                                  .Input(b.doutT)
+                                                  .Input(b.rowMax)
+                                                  .Input(b.rowSum)
+                                                  .Input(b.delta)
+                                                  .Attr("atten_mask", pairBlock(p.mask, qs[i], k, d, true))
+                                                  .Attr("bias", pairBlock(p.bias, qs[i], k, d, true))
+                                                  .Attr("grad_key", dk)
+                                                  .Attr("grad_value", dv)
+                                                  .Attr("grad_query_t", b.dqT)
+                                                  .Attr("group", d.group),
+                                              p, d, qs[i], k)
                                       .Run();
       dk = r[0];
       dv = r[1];

@@ -2,7 +2,7 @@
 // each pair one compiled step kernel (npu::_npu_flash_attention_*_step; references in
 // compiler/npu_mlir/frontend/references/flash_attention.py). The running softmax state and the
 // gradients are carried from step to step, so no S1 x S2 matrix is ever allocated: memory is
-// O(S * D) plus one block pair's scores. Used by npu_fusion_attention (FusionAttentionOps.cpp) and
+// O(S * D) plus one block pair's scores (dropout's keep mask too: drawn per block pair). Used by npu_fusion_attention (FusionAttentionOps.cpp) and
 // by F.scaled_dot_product_attention on npu (the overrideable SDPA backend, FlashAttention.cpp).
 #pragma once
 
@@ -25,6 +25,14 @@ struct FlashProblem {
   // Causal band: key j is excluded for query i when j > i + causalShift (0: top-left aligned,
   // S2 - S1: bottom-right); kNoCausal: none.
   int64_t causalShift = kNoCausal;
+  // The band's other side (torch_npu's pre_tockens): key j is excluded for query i when
+  // i - j > bandBelow; kNoCausal: none. Every block pair is visited when it is set (see band()).
+  int64_t bandBelow = kNoCausal;
+  // Dropout: each score kept where its Philox uniform (seed, offset + its [B, N, S1, S2] linear index:
+  // the draws torch_npu's fused kernel makes) is below keepProb; drawn in the step kernels.
+  bool dropout = false;
+  int64_t dropSeed = 0, dropOffset = 0;
+  double keepProb = 1.0;
   double scale = 1.0;
   bool biasGrad = false;  // backward: also the bias's gradient (SDPA's float attn_mask requiring grad)
 };

@@ -1,13 +1,11 @@
 // npu_fusion_attention and npu_fusion_attention_grad with torch_npu's schemas: arguments checked at
 // the boundary, then the flash kernels (FlashAttention.h: blocked online softmax, O(S) memory) for
-// every call without dropout, causal (sparse_mode 2 / 3) or masked, with or without pse (the flash
-// bias, scale * pse, and its gradient); calls with dropout or a pre/next_tockens band run one fused
-// kernel each way, which holds the S1 x S2 scores
-// (_npu_fusion_attention_forward / _backward; references in compiler/npu_mlir/frontend/references/fusion_attention.py).
+// every call: causal (sparse_mode 2 / 3) or masked, a pre/next_tockens band narrowing the mask, with
+// or without pse (the flash bias, scale * pse, and its gradient), with or without dropout (the keep
+// mask drawn per block pair in the step kernels from torch_npu's Philox draws at (seed, offset), so
+// the backward, given the seed and offset the forward returned, redraws the same mask).
 #include <ATen/core/Generator.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/rand.h>
-#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
 #include <array>
@@ -15,6 +13,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
 #include "torch_npu/csrc/aten/FlashAttention.h"
@@ -142,40 +142,15 @@ std::optional<at::Tensor> kernelMask(const std::optional<at::Tensor>& mask) {
   return mask->scalar_type() == at::kByte ? mask->view(at::kChar) : *mask;
 }
 
-// Uniform draws deciding dropout, from the npu generator at (seed, offset): a fresh generator put at
-// that state, so the backward (given the same seed and offset) redraws exactly the forward's values.
-at::Tensor dropUniform(const Geometry& g, const at::Tensor& like, uint64_t seed, uint64_t offset,
-                       uint64_t* used = nullptr) {
-  at::Generator gen = createNpuGenerator(like.device().index());
-  gen.set_current_seed(seed);
-  gen.set_offset(offset);
-  Dims s = g.scores();
-  at::Tensor draws = at::rand(c10::IntArrayRef(s), gen, like.options().dtype(at::kFloat));
-  if (used != nullptr) *used = gen.get_offset() - offset;
-  return draws;
-}
-
-struct Dropout {
-  std::optional<at::Tensor> uniform;
-  int64_t seed = 0, offset = 0;
-};
-
-Dropout drawDropout(const Geometry& g, const at::Tensor& query, double keepProb) {
-  Dropout d;
-  if (keepProb >= 1.0) return d;
-  if (keepProb <= 0.0) {
-    // Everything is dropped (u < 0 never holds); no draws, as torch_npu.
-    d.uniform = at::zeros(c10::IntArrayRef(g.scores()), query.options().dtype(at::kFloat));
-    return d;
-  }
-  at::Generator gen = getDefaultNpuGenerator(query.device().index());
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  uint64_t seed = gen.current_seed(), offset = gen.get_offset(), used = 0;
-  d.uniform = dropUniform(g, query, seed, offset, &used);
-  gen.set_offset(offset + used);
-  d.seed = static_cast<int64_t>(seed);
-  d.offset = static_cast<int64_t>(offset);
-  return d;
+// Dropout's generator state: (seed, offset) of the default npu generator, advanced past the
+// B * N * S1 * S2 draws the step kernels make (none for keep_prob 0 or 1, as torch_npu).
+std::pair<int64_t, int64_t> reserveDropout(const Geometry& g, const at::Tensor& query, double keepProb) {
+  if (keepProb >= 1.0 || keepProb <= 0.0) return {0, 0};
+  auto* gen = getDefaultNpuGenerator(query.device().index()).get<NpuGeneratorImpl>();
+  std::lock_guard<std::mutex> lock(gen->mutex_);
+  // The kernels take int64 parameters: the uint64 seed and offset pass bit-cast.
+  auto [seed, offset] = gen->reservePhilox(static_cast<uint64_t>(g.numels()));
+  return {static_cast<int64_t>(seed), static_cast<int64_t>(offset)};
 }
 
 // [B, N, S, D] view of an input in `layout` (heads of size headDim), and back (contiguous).
@@ -194,17 +169,13 @@ at::Tensor fromBnsd(const at::Tensor& x, const std::string& layout) {
   return x.contiguous();
 }
 
-// Whether a call runs on the flash kernels: no dropout, no band narrowing the mask.
-bool flashCall(double keepProb, const Band& band) {
-  return keepProb >= 1.0 && band.pre == kNoBand && band.next == kNoBand;
-}
-
 bool given(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
 flash::FlashProblem flashProblem(const Geometry& g, const at::Tensor& query, const at::Tensor& key,
                                  const at::Tensor& value, const std::string& layout,
                                  const std::optional<at::Tensor>& pse, const std::optional<at::Tensor>& attenMask,
-                                 int64_t sparseMode, double scale) {
+                                 int64_t sparseMode, double scale, const Band& band, double keepProb,
+                                 std::pair<int64_t, int64_t> drop) {
   flash::FlashProblem p{toBnsd(query, layout, g.q[3]), toBnsd(key, layout, g.q[3]), toBnsd(value, layout, g.q[3])};
   // scores = scale * (q k^T + pse): the flash bias is added to the scaled scores.
   if (given(pse)) p.bias = pse->to(at::kFloat).mul(scale);
@@ -216,8 +187,18 @@ flash::FlashProblem flashProblem(const Geometry& g, const at::Tensor& query, con
     at::Tensor m = *kernelMask(attenMask);
     if (m.scalar_type() != at::kBool) m = m.ne(0);
     p.mask = m.dim() == 2 ? m.unsqueeze(0).unsqueeze(0) : m;
+    if (band.pre != kNoBand || band.next != kNoBand) {
+      p.causalShift = band.next;
+      p.bandBelow = band.pre;
+    }
   }
   p.scale = scale;
+  if (keepProb < 1.0) {
+    // keep_prob 0 draws nothing: every uniform is >= 0, so the mask keeps none.
+    p.dropout = true;
+    p.keepProb = keepProb;
+    std::tie(p.dropSeed, p.dropOffset) = drop;
+  }
   return p;
 }
 
@@ -232,34 +213,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t, int64_t, int
   Geometry g = checkInputs(op, query, key, value, headNum, layout);
   checkOptions(op, g, query, pse, paddingMask, attenMask, keepProb, preTokens, nextTokens, innerPrecise, prefix, seqQ,
                seqKv, sparseMode);
-  Band band = kernelBand(g, attenMask, preTokens, nextTokens);
-  if (sparseMode != 0) {
-    notSupported(op, !flashCall(keepProb, {}), "dropout with a causal sparse_mode");
-    band = {};
-  }
-  if (flashCall(keepProb, band)) {
-    flash::FlashForward f =
-        flash::forward(flashProblem(g, query, key, value, layout, pse, attenMask, sparseMode, scale));
-    return {fromBnsd(f.out, layout), f.softmaxMax, f.softmaxSum, at::empty({0}, query.options()), 0, 0, g.numels()};
-  }
-  Dropout drop = drawDropout(g, query, keepProb);
-  std::vector<at::Tensor> r = eager::OpCommand()
-                                  .Name("npu::_npu_fusion_attention_forward")
-                                  .Input(query)
-                                  .Input(key)
-                                  .Input(value)
-                                  .Attr("pse", pse)
-                                  .Attr("atten_mask", kernelMask(attenMask))
-                                  .Attr("drop_uniform", drop.uniform)
-                                  .Attr("head_num", headNum)
-                                  .Attr("input_layout", layout)
-                                  .Attr("pre_tockens", band.pre)
-                                  .Attr("next_tockens", band.next)
-                                  .Attr("scale", scale)
-                                  .Attr("keep_prob", keepProb)
-                                  .Run();
+  // sparse_mode 2 / 3 take their band from the mode; sparse_mode 0's band narrows atten_mask.
+  Band band = sparseMode != 0 ? Band{} : kernelBand(g, attenMask, preTokens, nextTokens);
+  auto [seed, offset] = reserveDropout(g, query, keepProb);
+  flash::FlashForward f = flash::forward(
+      flashProblem(g, query, key, value, layout, pse, attenMask, sparseMode, scale, band, keepProb, {seed, offset}));
   // softmax_out is not produced (torch_npu returns it empty too).
-  return {r[0], r[1], r[2], at::empty({0}, query.options()), drop.seed, drop.offset, g.numels()};
+  return {fromBnsd(f.out, layout), f.softmaxMax, f.softmaxSum, at::empty({0}, query.options()), seed, offset,
+          g.numels()};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGrad(
@@ -289,53 +250,24 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> npuFusionAttentionGra
                 "; expected float32 as npu_fusion_attention returns it\n", opsErr(ErrCode::TYPE));
     checkSameShape(op, name, **t, "[B, N, S1, 8]", stat);
   }
-  Band band = kernelBand(g, attenMask, preTokens, nextTokens);
-  if (sparseMode != 0) {
-    notSupported(op, !flashCall(keepProb, {}), "dropout with a causal sparse_mode");
-    band = {};
-  }
-  if (flashCall(keepProb, band)) {
-    flash::FlashProblem p = flashProblem(g, query, key, value, layout, pse, attenMask, sparseMode, scale);
-    p.biasGrad = given(pse);
-    at::Tensor out;  // without attention_in the flash backward recomputes it
-    if (attentionIn.has_value() && attentionIn->defined()) {
-      checkSameShape(op, "attention_in", *attentionIn, "query", query.sizes());
-      out = toBnsd(*attentionIn, layout, g.q[3]);
-    }
-    flash::FlashGrads d = flash::backward(p, out, toBnsd(dy, layout, g.q[3]), *softmaxMax, *softmaxSum);
-    // d(scale * pse) = scale * d(bias), in pse's shape and dtype.
-    at::Tensor dpse = given(pse) ? d.dbias.mul(scale).to(pse->scalar_type()) : at::empty({0}, query.options());
-    return {fromBnsd(d.dq, layout), fromBnsd(d.dk, layout), fromBnsd(d.dv, layout), dpse};
-  }
-  std::optional<at::Tensor> uniform;
-  if (keepProb <= 0.0) {
-    uniform = at::zeros(c10::IntArrayRef(s), query.options().dtype(at::kFloat));
-  } else if (keepProb < 1.0) {
+  if (keepProb < 1.0 && keepProb > 0.0) {
     TORCH_CHECK(numels == g.numels(), op, ": numels is ", numels, " but these inputs have ", g.numels(),
                 " attention scores; pass the seed, offset and numels npu_fusion_attention returned\n",
                 opsErr(ErrCode::VALUE));
-    uniform = dropUniform(g, query, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
   }
-  std::vector<at::Tensor> r = eager::OpCommand()
-                                  .Name("npu::_npu_fusion_attention_backward")
-                                  .Input(query)
-                                  .Input(key)
-                                  .Input(value)
-                                  .Input(dy)
-                                  .Attr("pse", pse)
-                                  .Attr("atten_mask", kernelMask(attenMask))
-                                  .Attr("drop_uniform", uniform)
-                                  .Attr("softmax_max", *softmaxMax)
-                                  .Attr("softmax_sum", *softmaxSum)
-                                  .Attr("head_num", headNum)
-                                  .Attr("input_layout", layout)
-                                  .Attr("pre_tockens", band.pre)
-                                  .Attr("next_tockens", band.next)
-                                  .Attr("scale", scale)
-                                  .Attr("keep_prob", keepProb)
-                                  .Run();
-  bool hasPse = pse.has_value() && pse->defined();
-  return {r[0], r[1], r[2], hasPse ? r[3] : at::empty({0}, query.options())};
+  Band band = sparseMode != 0 ? Band{} : kernelBand(g, attenMask, preTokens, nextTokens);
+  flash::FlashProblem p =
+      flashProblem(g, query, key, value, layout, pse, attenMask, sparseMode, scale, band, keepProb, {seed, offset});
+  p.biasGrad = given(pse);
+  at::Tensor out;  // without attention_in the flash backward recomputes it
+  if (attentionIn.has_value() && attentionIn->defined()) {
+    checkSameShape(op, "attention_in", *attentionIn, "query", query.sizes());
+    out = toBnsd(*attentionIn, layout, g.q[3]);
+  }
+  flash::FlashGrads d = flash::backward(p, out, toBnsd(dy, layout, g.q[3]), *softmaxMax, *softmaxSum);
+  // d(scale * pse) = scale * d(bias), in pse's shape and dtype.
+  at::Tensor dpse = given(pse) ? d.dbias.mul(scale).to(pse->scalar_type()) : at::empty({0}, query.options());
+  return {fromBnsd(d.dq, layout), fromBnsd(d.dk, layout), fromBnsd(d.dv, layout), dpse};
 }
 
 TORCH_LIBRARY_IMPL(npu, PrivateUse1, m) {
