@@ -21,8 +21,9 @@ depend on each other merge when an op reads both (layer norm's mean and variance
 between ops: one kernel reads its inputs once and writes its results once.
 A group of ascend ops whose outputs differ in type is split: its trailing ops move to a follow-up
 kernel (which reads the head's results) until the outputs agree, the form the tiling and the
-vector emitters take. An opaque group is never split (one linalg.generic may yield f32 values
-and i64 indices): its kernel yields results of several types.
+vector emitters take. An opaque group is not split (one linalg.generic may yield f32 values
+and i64 indices): its kernel yields results of several types, up to the RESULT_TYPE_RUNS a yield
+stores; a group with more result types is outlined once per that many (each copy recomputes it).
 The outlined body holds tensor-level ops only (scalar constants are cloned in, other scalars
 and tensors become kernel arguments), so each kernel compiles on its own.
 """
@@ -30,10 +31,11 @@ and tensors become kernel arguments), so each kernel compiles on its own.
 from torch_mlir import ir
 
 from ..dialects.ascend import load_ascend
+from ..dialects.ascend.kernel_ops import RESULT_TYPE_RUNS
 from ..analysis.host_function import VIEW_OPS
 from ..analysis.kernel_model import is_copy_in_cast
 from .fuse_groups import ALONE, CUBE, Group, tensor_shape, group_block
-from .fuse_outline import outline
+from .fuse_outline import members_of, outline
 
 
 def _kind_of(ops: list[ir.OpView]) -> str:
@@ -52,6 +54,14 @@ def _outline_split(group: Group, func: ir.OpView, fname: str, names: set[str]) -
     Ops are in program order, so the head stays closed under its own dependencies and the
     tail (outlined after it) may read the head's results.
     """
+    if group.kind == "opaque":
+        members = members_of(group)
+        types = list(dict.fromkeys(r.type for op in group.ops for r in op.results
+                                   if any(u.owner not in members for u in r.uses)))
+        chunks = [set(types[i:i + RESULT_TYPE_RUNS]) for i in range(0, len(types), RESULT_TYPE_RUNS)] or [None]
+        for i, chunk in enumerate(chunks):  # one kernel unless a yield cannot store every result type
+            outline(group, func, fname, names, only_types=chunk, keep=i < len(chunks) - 1)
+        return
     tail: list[ir.OpView] = []
     while not outline(group, func, fname, names):
         tail.insert(0, group.ops.pop())

@@ -97,10 +97,14 @@ def _core_type(group) -> str:
     return "aiv"
 
 
-def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
+def outline(group, func: ir.OpView, fname: str, names: set[str], only_types: set | None = None,
+            keep: bool = False) -> bool:
     """Outline `group`; False (and nothing changed) when it is not opaque and its outputs differ
     in type: ascend-fuse then splits it (an opaque kernel yields what its upstream ops compute, a
-    value + index reduction both of its results)."""
+    value + index reduction both of its results).
+    `only_types`: outline a copy of the group that yields its outputs of these types only, and with
+    `keep`, leave the group in place for the next copy (an opaque group with more result types
+    than a yield stores, RESULT_TYPE_RUNS, is outlined once per that many types)."""
     members = members_of(group)
     opaque = group.kind == "opaque"
     inputs: list[ir.Value] = []
@@ -120,6 +124,8 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
             inputs += [c.operands[0] for c in chain if _is_scalar_read(c) and c.operands[0] not in inputs]
     outputs = [r for op in group.ops for r in op.results
                if any(u.owner not in members for u in r.uses)]
+    if only_types is not None:
+        outputs = [v for v in outputs if v.type in only_types]
     if not opaque and len({v.type for v in outputs}) > 1:
         return False
     # Outputs of one type side by side: a yield stores each run of equal types as one group.
@@ -158,6 +164,13 @@ def outline(group, func: ir.OpView, fname: str, names: set[str]) -> bool:
         launch = LaunchOp(ir.FlatSymbolRefAttr.get(name), inputs, [v.type for v in outputs])
     launch.operation.move_after(last.operation)
     _move_late_users(group, members, launch)
+    if keep:
+        # The group stays for the next copy: its own ops keep reading the values it computes.
+        for old, new in zip(outputs, launch.results):
+            for use in list(old.uses):
+                if use.owner not in members:
+                    use.owner.operands[use.operand_number] = new
+        return True
     for old, new in zip(outputs, launch.results):
         old.replace_all_uses_with(new)
     for op in reversed(group.ops):
