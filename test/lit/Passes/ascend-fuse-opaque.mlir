@@ -263,3 +263,41 @@ func.func @results_grouped_by_type(%arg0: tensor<16x32xf32>) -> (tensor<16xf32>,
   %c = linalg.copy ins(%4#0 : tensor<16xf32>) outs(%e : tensor<16xf32>) -> tensor<16xf32>
   return %4#0, %4#1, %c : tensor<16xf32>, tensor<16xi64>, tensor<16xf32>
 }
+
+// -----
+
+// An opaque group with more result types than a yield stores (5 > 4) is outlined once per 4 of
+// them: two kernels, the second recomputing the group for its one type.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: "ascend.yield"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1>}
+// CHECK: sym_name = "pads_opaque_0"
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: "ascend.yield"({{.*}}) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<7xf32>) -> ()
+// CHECK: sym_name = "pads_opaque_1"
+// CHECK-LABEL: func.func @pads
+// CHECK-COUNT-2: "ascend.launch"(%arg0)
+// CHECK-NOT: tensor.pad
+func.func @pads(%arg0: tensor<2xf32>) -> (tensor<3xf32>, tensor<4xf32>, tensor<5xf32>, tensor<6xf32>, tensor<7xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %p0 = tensor.pad %arg0 low[0] high[1] {
+  ^bb0(%i0: index):
+    tensor.yield %cst : f32
+  } : tensor<2xf32> to tensor<3xf32>
+  %p1 = tensor.pad %p0 low[0] high[1] {
+  ^bb0(%i1: index):
+    tensor.yield %cst : f32
+  } : tensor<3xf32> to tensor<4xf32>
+  %p2 = tensor.pad %p1 low[0] high[1] {
+  ^bb0(%i2: index):
+    tensor.yield %cst : f32
+  } : tensor<4xf32> to tensor<5xf32>
+  %p3 = tensor.pad %p2 low[0] high[1] {
+  ^bb0(%i3: index):
+    tensor.yield %cst : f32
+  } : tensor<5xf32> to tensor<6xf32>
+  %p4 = tensor.pad %p3 low[0] high[1] {
+  ^bb0(%i4: index):
+    tensor.yield %cst : f32
+  } : tensor<6xf32> to tensor<7xf32>
+  return %p0, %p1, %p2, %p3, %p4 : tensor<3xf32>, tensor<4xf32>, tensor<5xf32>, tensor<6xf32>, tensor<7xf32>
+}
