@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from torch_npu.eager import disk_cache, speculation
+from torch_npu.eager import disk_cache
 from torch_npu.eager.workers import CompileRejected, WorkerCrashed, pool
 
 # Blocks a kernel may be split into; the simulated AI-core pool has one thread per host core.
@@ -39,15 +39,12 @@ def disk_key(key: bytes) -> bytes:
     return key + b"|block_dim=%d" % BLOCK_DIM
 
 
-def compile_kernel(key: bytes, op_name: str, args: list, grad_args: list[int] = ()) -> dict:
+def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
     """Metadata of the kernel for this call (`key`: its disk key) from a compile worker.
 
-    `grad_args`: the arguments autograd records this call for (their backward is compiled ahead).
     Raises CompileRejected (the plan or the compiler refuses the call; kept on disk) or WorkerCrashed.
     """
     pool().start(1)  # a real miss: a worker imports the compiler while the call is planned
-    if grad_args:
-        speculation.speculate(op_name, args, grad_args)
     from torch_npu.eager.plan import PlanError, number_value, plan_call  # plan_call imports torch._dynamo (~1.5 s)
 
     try:
@@ -68,10 +65,7 @@ def compile_kernel(key: bytes, op_name: str, args: list, grad_args: list[int] = 
     else:
         request = dict(plan.request, cache_dir=str(disk_cache.version_dir()))
         try:
-            kernel = speculation.take(request)
-            if kernel is None:
-                speculation.note_built(request)
-                kernel = pool().compile(request)
+            kernel = pool().compile(request)
         except CompileRejected as err:
             disk_cache.store(disk_key, {"rejected": f"{op_name}: {err}"}, dispatch={})
             raise CompileRejected(err, plan.baked) from err
@@ -79,13 +73,13 @@ def compile_kernel(key: bytes, op_name: str, args: list, grad_args: list[int] = 
     return dict(kernel, **_dispatch(plan))
 
 
-def compile_for_dispatch(key: bytes, op_name: str, args: list, grad_args: list[int] = ()) -> dict:
+def compile_for_dispatch(key: bytes, op_name: str, args: list) -> dict:
     key = disk_key(key)
     answer = disk_cache.load_answer(key, args)
     if answer is not None:
         return answer
     try:
-        return compile_kernel(key, op_name, args, grad_args)
+        return compile_kernel(key, op_name, args)
     except CompileRejected as err:
         return {"unsupported": f"{op_name}: {err}", "crashed": False, "baked": err.baked}
     except WorkerCrashed as err:

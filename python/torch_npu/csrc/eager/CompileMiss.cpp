@@ -1,6 +1,5 @@
 #include "torch_npu/csrc/eager/CompileMiss.h"
 
-#include <c10/core/GradMode.h>
 #include <c10/util/Exception.h>
 #include <dlfcn.h>
 #include <pybind11/pybind11.h>
@@ -51,21 +50,6 @@ py::list describeArgs(const OpInfo& info, const torch::jit::Stack& stack, size_t
     } else {
       args.append(torch::jit::toPyObject(v));
     }
-  }
-  return args;
-}
-
-// Arguments whose tensor autograd records this call for (grad mode on, the tensor requires grad): the
-// miss path compiles the kernels of this call's backward ahead (torch_npu/eager/speculation.py).
-py::list gradArgs(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase) {
-  py::list args;
-  if (!c10::GradMode::is_enabled()) return args;
-  size_t position = 0;  // among the arguments describeArgs lists (out= ones are not)
-  for (size_t i = 0; i < info.isOut.size(); ++i) {
-    if (info.isOut[i]) continue;
-    const c10::IValue& v = stack[argBase + i];
-    if (v.isTensor() && v.toTensor().defined() && v.toTensor().requires_grad()) args.append(position);
-    ++position;
   }
   return args;
 }
@@ -180,11 +164,7 @@ MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_
     py::dict result;
     try {
       py::object compile = py::module_::import("torch_npu.eager.miss").attr("compile_for_dispatch");
-      py::list grads = gradArgs(info, stack, argBase);
-      py::list args = describeArgs(info, stack, argBase);
-      // Keyword only when some argument requires grad: most calls have the plain signature.
-      result = grads.empty() ? compile(py::bytes(key), info.name, args)
-                             : compile(py::bytes(key), info.name, args, py::arg("grad_args") = grads);
+      result = compile(py::bytes(key), info.name, describeArgs(info, stack, argBase));
     } catch (py::error_already_set& e) {
       // A bug in the miss path must not take the op away from the user: say so, run it on the CPU.
       result["unsupported"] = std::string("the eager compile of ") + info.name + " raised " + e.what() + "\n" +
