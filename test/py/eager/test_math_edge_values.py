@@ -41,3 +41,15 @@ def test_log_of_subnormals_matches_cpu(eager_stats):
     for fn in (torch.log, torch.log2, torch.log10):
         torch.testing.assert_close(fn(x.npu()).cpu(), fn(x), equal_nan=True)
     assert_no_fallback()
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5, -1.0, 2.0, 3.0])
+def test_pow_special_values_match_cpu(exponent, eager_stats):
+    # CPU takes sqrt / rsqrt / reciprocal for these exponents (decompositions/powers.py): signed zeros
+    # and -inf differ from powf's.
+    x = torch.tensor([float("-inf"), -0.0, 0.0, 4.0, -4.0, float("inf"), float("nan"), 1e-30, 2.5])
+    actual, expected = torch.pow(x.npu(), exponent).cpu(), torch.pow(x, exponent)
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+    numbers = ~expected.isnan()
+    assert torch.equal(actual.signbit()[numbers], expected.signbit()[numbers])
+    assert_no_fallback()

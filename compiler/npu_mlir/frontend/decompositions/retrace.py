@@ -28,6 +28,7 @@ from npu_mlir.frontend.decompositions.integer import INTEGER
 from npu_mlir.frontend.decompositions.masked import MASKED
 from npu_mlir.frontend.decompositions.normalization import RETRACED as _NORMALIZATION
 from npu_mlir.frontend.decompositions.pooling import RETRACED as _POOLING
+from npu_mlir.frontend.decompositions.powers import POWERS
 from npu_mlir.frontend.decompositions.resampling import RESAMPLING
 from npu_mlir.frontend.decompositions.special import SPECIAL
 from npu_mlir.frontend.decompositions.scaled_pointwise import RETRACED as _SCALED_POINTWISE
@@ -330,6 +331,7 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     **HALF_REDUCTIONS,
     **INDEXING,
     **INTEGER,
+    **POWERS,
     **FLOATING,
     **RESAMPLING,
     **SPECIAL,
