@@ -6,7 +6,9 @@ against CPU SDPA on the same values. Each row also prints the npu run's peak dev
 (torch.npu.max_memory_allocated, reset before the row) next to the bytes one float32 S x S score
 matrix per head would take, which a flash kernel never holds. The pse rows add a [1, N, 1, S] position
 bias (ALiBi-like, broadcast over the queries) with its gradient, against CPU SDPA with the same
-additive float mask. A warm-up call compiles the kernels;
+additive float mask. The dropout row (keep_prob 0.9) runs against CPU SDPA's dropout_p 0.1, the
+band row (pre/next_tockens 256 narrowing an all-False atten_mask) against CPU SDPA with that band as
+a bool mask. A warm-up call compiles the kernels;
 the median of timed calls is reported, each ending in a synchronize (npu) so queued work is counted.
 `--shape B N S D` runs one other size.
 """
@@ -73,6 +75,26 @@ def rows(b: int, n: int, s: int, d: int) -> None:
     def fusion_pse_train() -> None:
         torch_npu.npu_fusion_attention(*npu_leaves, n, "BNSD", pse=npu_pse, scale=scale)[0].backward(dyn)
 
+    # Dropout (keep 0.9) against CPU SDPA's dropout_p = 0.1; a sliding-window band (pre/next_tockens
+    # BAND with an all-False mask) against CPU SDPA with the same band as a bool mask.
+    keep_prob, band = 0.9, 256
+    no_mask = torch.zeros(s, s, dtype=torch.bool).npu()
+    offsets = torch.arange(s).unsqueeze(1) - torch.arange(s).unsqueeze(0)
+    cpu_band = offsets.abs() <= band  # True = attend (SDPA's convention)
+
+    def cpu_dropout_train() -> None:
+        F.scaled_dot_product_attention(*cpu_leaves, dropout_p=1 - keep_prob, scale=scale).backward(dy)
+
+    def fusion_dropout_train() -> None:
+        torch_npu.npu_fusion_attention(*npu_leaves, n, "BNSD", scale=scale, keep_prob=keep_prob)[0].backward(dyn)
+
+    def cpu_band_train() -> None:
+        F.scaled_dot_product_attention(*cpu_leaves, attn_mask=cpu_band, scale=scale).backward(dy)
+
+    def fusion_band_train() -> None:
+        torch_npu.npu_fusion_attention(*npu_leaves, n, "BNSD", atten_mask=no_mask, scale=scale, pre_tockens=band,
+                                       next_tockens=band)[0].backward(dyn)
+
     def sdpa_forward() -> None:
         F.scaled_dot_product_attention(*npu_inputs, scale=scale)
 
@@ -84,6 +106,8 @@ def rows(b: int, n: int, s: int, d: int) -> None:
     for name, cpu_fn, npu_fn in (("npu_fusion_attention fwd", cpu_forward, fusion_forward),
                                  ("npu_fusion_attention fwd+bwd", cpu_train, fusion_train),
                                  ("npu_fusion_attention pse fwd+bwd", cpu_bias_train, fusion_pse_train),
+                                 ("npu_fusion_attention dropout fwd+bwd", cpu_dropout_train, fusion_dropout_train),
+                                 ("npu_fusion_attention band fwd+bwd", cpu_band_train, fusion_band_train),
                                  ("F.sdpa on npu fwd", cpu_forward, sdpa_forward),
                                  ("F.sdpa on npu fwd+bwd", cpu_train, sdpa_train)):
         cpu = median_ms(cpu_fn, no_sync, warmup, timed)
@@ -94,7 +118,7 @@ def rows(b: int, n: int, s: int, d: int) -> None:
         base = torch.npu.memory_allocated()
         npu = median_ms(npu_fn, torch.npu.synchronize, warmup, timed)
         peak_mib = (torch.npu.max_memory_allocated() - base) / 2**20
-        print(f"{name:33s} B={b} N={n} S={s:<4d} D={d} f32  npu {npu:9.2f} ms  torch CPU sdpa {cpu:8.2f} ms  "
+        print(f"{name:37s} B={b} N={n} S={s:<4d} D={d} f32  npu {npu:9.2f} ms  torch CPU sdpa {cpu:8.2f} ms  "
               f"ratio {npu / cpu:6.2f}x  npu peak {peak_mib:7.1f} MiB (S x S x heads f32: {score_mib:.0f} MiB)",
               flush=True)
 
