@@ -63,6 +63,10 @@ def is_zero_constant(v: ir.Value) -> bool:
     return isinstance(value, (ir.FloatAttr, ir.IntegerAttr)) and value.value == 0
 
 
+# The message of torch-mlir's guard that only rejects values torch accepts.
+ZERO_ELEMENT_GUARD = "tensor with zero element"
+
+
 class BodyTranslator:
     """Build ascend ops for one generic body; `created` lets the caller undo a partial build."""
 
@@ -99,7 +103,11 @@ class BodyTranslator:
             if name == "cf.assert":
                 # torch-mlir's "unimplemented: tensor with zero element" guard (reciprocal, gather,
                 # embedding) checks element values torch itself accepts (1/0 is inf): not a
-                # semantic of the op, so it is dropped with its condition.
+                # semantic of the op, so it is dropped with its condition. Any other assertion
+                # (an index bounds check: bounds.py, split-index-checks) must fail the kernel, so
+                # its generic stays whole.
+                if ZERO_ELEMENT_GUARD not in ir.StringAttr(op.attributes["msg"]).value:
+                    return None
                 continue
             args = [env.get(v, v) for v in op.operands]
             if any(isinstance(a.type, ir.RankedTensorType) and a.type.shape != self.shape for a in args):

@@ -431,3 +431,23 @@ func.func @position_as_index(%a: tensor<6xf32>) -> tensor<6xf32> {
   } -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }
+
+// -----
+
+#map = affine_map<(d0) -> (d0)>
+// An index bounds check (split-index-checks' generic of asserts alone) must fail the kernel: its
+// generic is not raised, so the asserts stay; only torch-mlir's zero-element guard is dropped.
+// CHECK-LABEL: func.func @bounds_check_stays
+// CHECK: linalg.generic
+// CHECK: cf.assert %{{.*}}, "index must be smaller than dim size"
+func.func @bounds_check_stays(%i: tensor<2xi64>) {
+  %c4 = arith.constant 4 : index
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]} ins(%i : tensor<2xi64>) {
+  ^bb0(%in: i64):
+    %0 = arith.index_cast %in : i64 to index
+    %1 = arith.cmpi slt, %0, %c4 : index
+    cf.assert %1, "index must be smaller than dim size"
+    linalg.yield
+  }
+  return
+}
