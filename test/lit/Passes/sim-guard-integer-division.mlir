@@ -42,3 +42,15 @@ func.func @float_untouched(%a: f32, %b: f32) -> f32 {
   %0 = arith.divf %a, %b : f32
   return %0 : f32
 }
+
+// -----
+
+// Index arithmetic (adaptive pooling's window bounds) is guarded as 64-bit.
+// CHECK-LABEL: func.func @index_division
+// CHECK: cf.assert
+// CHECK: arith.select
+// CHECK: arith.floordivsi
+func.func @index_division(%a: index, %b: index) -> index {
+  %0 = arith.floordivsi %a, %b : index
+  return %0 : index
+}

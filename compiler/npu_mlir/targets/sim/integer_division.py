@@ -19,6 +19,7 @@ from torch_mlir.dialects import arith, cf, vector
 SIGNED = ("arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi")
 UNSIGNED = ("arith.divui", "arith.remui", "arith.ceildivui")
 ZERO_DIVISOR_MESSAGE = "integer division by zero (ZeroDivisionError)"
+INDEX_BITS = 64  # `index` on the host the sim runs on (adaptive pooling's window bounds divide in it)
 
 
 def _splat(like: ir.Type, value: int) -> ir.Value:
@@ -42,7 +43,8 @@ def _none(flags: ir.Value) -> ir.Value:
 def _guard(op: ir.Operation) -> None:
     dividend, divisor = op.operands[0], op.operands[1]
     kind = divisor.type
-    width = (kind.element_type if isinstance(kind, ir.VectorType) else kind).width
+    element = kind.element_type if isinstance(kind, ir.VectorType) else kind
+    width = INDEX_BITS if isinstance(element, ir.IndexType) else element.width
     with ir.InsertionPoint(op), op.location:
         zero = arith.cmpi(arith.CmpIPredicate.eq, divisor, _splat(kind, 0))
         cf.AssertOp(_none(zero), ZERO_DIVISOR_MESSAGE)
