@@ -26,6 +26,7 @@ from npu_mlir.frontend.decompositions.half_reductions import HALF_REDUCTIONS
 from npu_mlir.frontend.decompositions.indexing import INDEXING
 from npu_mlir.frontend.decompositions.integer import INTEGER
 from npu_mlir.frontend.decompositions.masked import MASKED
+from npu_mlir.frontend.decompositions.recurrent import RECURRENT
 from npu_mlir.frontend.decompositions.normalization import RETRACED as _NORMALIZATION
 from npu_mlir.frontend.decompositions.pooling import RETRACED as _POOLING
 from npu_mlir.frontend.decompositions.powers import POWERS
@@ -332,6 +333,7 @@ RETRACED: dict[torch._ops.OpOverload, Callable] = {
     **INDEXING,
     **INTEGER,
     **POWERS,
+    **RECURRENT,
     **FLOATING,
     **RESAMPLING,
     **SPECIAL,
