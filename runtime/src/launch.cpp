@@ -205,7 +205,8 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
         if (failure.code == 0) return ACL_SUCCESS;
         const char* why = failure.code == NPURT_KERNEL_ASSERT_FAILED
                               ? ": a device-side assertion failed (an index out of range for the dimension it "
-                                "indexes; the kernel printed which check). Check the indices passed to the op"
+                                "indexes, or an integer division by zero; the kernel printed which check). Check "
+                                "the indices and divisors passed to the op"
                               : "";
         return fail(ACL_ERROR_RT_AICORE_EXCEPTION, kernelName() + " failed in block " +
                                                        std::to_string(failure.blockIdx) + " of " +
