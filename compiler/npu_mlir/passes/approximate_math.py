@@ -42,6 +42,7 @@ class _Builder:
         self.f32 = self._shaped(ir.F32Type.get())
         self.i32 = self._shaped(ir.IntegerType.get_signless(32))
         self.i1 = self._shaped(ir.IntegerType.get_signless(1))
+        self.f64 = self._shaped(ir.F64Type.get())
 
     def _shaped(self, element: ir.Type) -> ir.Type:
         return ir.VectorType.get(self.shape, element) if self.shape is not None else element
@@ -173,8 +174,7 @@ def _beyond_reduction(b: _Builder, x: ir.Value, reduced: ir.Value, exact: type) 
         any_large = vector.reduction(i1, vector.CombiningKind.OR, flat)
     branch = scf.IfOp(any_large, [b.f32], has_else=True)
     with ir.InsertionPoint(branch.then_block):
-        f64 = b._shaped(ir.F64Type.get())
-        wide = arith.truncf(b.f32, exact(arith.extf(f64, x)).result)
+        wide = arith.truncf(b.f32, exact(arith.extf(b.f64, x)).result)
         scf.YieldOp([arith.select(large, wide, reduced)])
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp([reduced])

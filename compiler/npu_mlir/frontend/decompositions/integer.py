@@ -1,7 +1,7 @@
 """Integer ops that torch-mlir lowers through float, computed in integers as torch does.
 
-torch-mlir negates an integer tensor as fptosi(-sitofp(x)) in f32 (int32) or f32 as well for int64:
--(2^31 - 1) gave -2^31 and -(2^53 + 1) gave -2^53. Negation is 0 - x in the tensor's own dtype,
+torch-mlir negates an integer tensor through float, fptosi(-sitofp(x)) in f32 whatever the integer
+width: -(2^31 - 1) gave -2^31 and -(2^53 + 1) gave -2^53. Negation is 0 - x in the tensor's own dtype,
 wrapping at the minimum as torch's does. Imported by retrace.py.
 """
 
