@@ -117,6 +117,9 @@ def run_sim(fn, examples: list[torch.Tensor]) -> list[torch.Tensor]:
     return sim.run_on_host(kernel, examples)
 
 
+# The inputs are drawn at import: seeded here, they do not depend on what the session imported or
+# drew before (a bf16 row sum near zero once missed its tolerance on other draws).
+torch.manual_seed(0)
 CASES = {
     "elementwise_chain": (lambda x, y: torch.relu(x + y) * torch.sigmoid(y) - 0.5,
                           [torch.randn(300, 7), torch.randn(300, 7)], 1e-5),
