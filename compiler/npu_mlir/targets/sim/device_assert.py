@@ -21,15 +21,20 @@ def _returns_void(func: ir.Operation) -> bool:
     return str(ir.TypeAttr(func.attributes["function_type"]).value).startswith("!llvm.func<void")
 
 
-def return_on_failed_asserts(module: ir.Module, body_symbol: str) -> bool:
-    """Rewrite every `call @abort` of the body function; True if there was one (the module then
-    holds the status word the wrapper reads)."""
+def return_on_failed_asserts(module: ir.Module | ir.Operation, body_symbol: str | None) -> bool:
+    """Rewrite every `call @abort` of the body function (of every void llvm.func when
+    `body_symbol` is None); True if there was one (the module then holds the status word the
+    wrapper reads)."""
+    body = module.operation.regions[0].blocks[0]
     aborts = []
-    for func in module.body.operations:
+    for func in body.operations:
         func = func.operation
-        if func.name != "llvm.func" or ir.StringAttr(func.attributes["sym_name"]).value != body_symbol:
+        if func.name != "llvm.func" or (body_symbol is not None and
+                                         ir.StringAttr(func.attributes["sym_name"]).value != body_symbol):
             continue
         if not _returns_void(func):
+            if body_symbol is None:
+                continue
             return False
         for block in func.regions[0].blocks:
             ops = [op.operation for op in block.operations]
@@ -50,5 +55,12 @@ def return_on_failed_asserts(module: ir.Module, body_symbol: str) -> bool:
             llvm.ReturnOp()
         call.erase()
     holder = ir.Module.parse(STATUS_GLOBAL)  # kept alive while its op moves into `module`
-    module.body.append(list(holder.body.operations)[0])
+    body.append(list(holder.body.operations)[0])
+    return True
+
+
+def run(module: ir.Operation, *, function: str = "") -> bool:
+    """The registered pass (sim-device-assert): `return_on_failed_asserts` on the LLVM-dialect
+    function `function`, or on every void llvm.func of `module` when it is empty."""
+    return_on_failed_asserts(module, function or None)
     return True

@@ -26,24 +26,25 @@ Stages, in order, each a function over one module in the sim context:
 from __future__ import annotations
 
 from torch_mlir import ir
-from torch_mlir.dialects import linalg
 from torch_mlir.passmanager import PassManager
 
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.sim.integer_division import guard_integer_division
 from npu_mlir.targets.sim import schedule as sim_schedule
 from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16
+from npu_mlir.targets.sim.copies_to_linalg import copies_to_linalg
 from npu_mlir.targets.sim.device_assert import return_on_failed_asserts
 from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove_fences
 from npu_mlir.targets.sim.normalize import drop_constant_output_dims
 from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
 from npu_mlir.targets.sim.scratch import add_scratch_allocator
 from npu_mlir.targets.sim.truncate_f64 import truncate_f64_through_f32
+from npu_mlir.targets.sim.unshare_empty import unshare_empty_tensors
 from npu_mlir.targets.sim.widen_panels import pack_strided_operands, widen_half_operands
 
 PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
            "linalg-generalize-named-ops, canonicalize, cse)")
-# No CSE before bufferization: it would merge the per-use tensor.empty ops (see _unshare_empty_tensors).
+# No CSE before bufferization: it would merge the per-use tensor.empty ops (see unshare_empty.py).
 BUFFERIZE = ("builtin.module(empty-tensor-to-alloc-tensor, "
              "one-shot-bufferize{bufferize-function-boundaries=1 function-boundary-type-conversion=identity-layout-map}, canonicalize, cse, "
              "buffer-results-to-out-params{hoist-static-allocs=1 modify-public-functions=1}, canonicalize, "
@@ -92,50 +93,11 @@ def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
     return used
 
 
-def _unshare_empty_tensors(module: ir.Module) -> None:
-    """Give every use of a tensor.empty its own.
-
-    After CSE one empty tensor is the init of several ops; bufferization then lets them share one
-    buffer - possibly the output, which an unsliced producer would then write whole from every block
-    while the other blocks write their slices.
-    """
-    shared = []
-
-    def visit(op):
-        if op.name == "tensor.empty" and len(list(op.results[0].uses)) > 1:
-            shared.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for empty in shared:
-        for use in list(empty.results[0].uses)[1:]:
-            user = use.owner
-            clone = empty.clone(ir.InsertionPoint(user))
-            user.operands[use.operand_number] = clone.results[0]
-
-
-def _copies_to_linalg(module: ir.Module) -> None:
-    """memref.copy between non-contiguous buffers lowers to a call into MLIR's C runner library,
-    which a kernel .so cannot link; as linalg.copy it becomes plain loops."""
-    copies = []
-
-    def visit(op):
-        if op.name == "memref.copy":
-            copies.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for op in copies:
-        with ir.InsertionPoint(op), op.location:
-            linalg.copy(op.operands[0], outs=[op.operands[1]])
-        op.erase()
-
-
 def lower(module: ir.Module, symbol: str) -> bool:
     """Lower to LLVM; True if the body checks device-side assertions (the wrapper returns their status)."""
-    _unshare_empty_tensors(module)
+    unshare_empty_tensors(module)
     run(module, BUFFERIZE)
-    _copies_to_linalg(module)
+    copies_to_linalg(module)
     sim_schedule.vectorize_copies(module)
     sim_schedule.lower_vectors(module)
     run(module, TO_LOOPS)

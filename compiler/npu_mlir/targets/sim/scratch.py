@@ -106,23 +106,28 @@ def _free_function() -> str:
     return "\n".join(lines)
 
 
-def _declared(module: ir.Module) -> set[str]:
-    return {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
+def _declared(module: ir.Module | ir.Operation) -> set[str]:
+    return {ir.StringAttr(op.attributes["sym_name"]).value for op in module.operation.regions[0].blocks[0].operations
             if "sym_name" in op.attributes}
 
 
-def add_scratch_allocator(module: ir.Module) -> None:
+def add_scratch_allocator(module: ir.Module | ir.Operation) -> None:
     """Define the generic allocation functions (see the module doc) in a module before its memrefs
     are lowered with use-generic-functions=1; declares malloc / free where the module has none."""
     declared = _declared(module)
     parts = [f"llvm.mlir.global internal @{SLOTS_GLOBAL}() : !llvm.array<{SLOTS} x i64> {{\n"
              f"  %0 = llvm.mlir.zero : !llvm.array<{SLOTS} x i64>\n"
              f"  llvm.return %0 : !llvm.array<{SLOTS} x i64>\n}}"]
-    if "malloc" not in declared:
-        parts.append("llvm.func @malloc(i64) -> !llvm.ptr")
-    if "free" not in declared:
-        parts.append("llvm.func @free(!llvm.ptr)")
-    parts += [_alloc_function(), _free_function()]
-    helpers = ir.Module.parse("module {\n" + "\n".join(parts) + "\n}")
+    parts += ["llvm.func @malloc(i64) -> !llvm.ptr", "llvm.func @free(!llvm.ptr)", _alloc_function(), _free_function()]
+    helpers = ir.Module.parse("module {\n" + "\n".join(parts) + "\n}")  # parsed whole: its calls need their callees
     for op in list(helpers.body.operations):
-        module.body.append(op)
+        if ir.StringAttr(op.attributes["sym_name"]).value not in declared:
+            module.operation.regions[0].blocks[0].append(op)
+
+
+def run(module: ir.Operation) -> bool:
+    """The registered pass (sim-scratch-allocator): `add_scratch_allocator` on `module`, unless it
+    defines the allocation functions already."""
+    if ALLOC not in _declared(module):
+        add_scratch_allocator(module)
+    return True

@@ -200,3 +200,13 @@ def pack_strided_operands(func: ir.Operation) -> int:
     for op, positions in found:
         _rewrite(op, positions, widen=False)
     return len(found)
+
+
+def run(module: ir.Operation) -> bool:
+    """The registered pass (sim-widen-panels): in every func.func of `module`, widen_half_operands
+    then pack_strided_operands, as lowering.schedule runs them before the block split."""
+    funcs = [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"]
+    for func in funcs:
+        widen_half_operands(func)
+        pack_strided_operands(func)
+    return True
