@@ -167,20 +167,41 @@ def _swap_channels(weight: torch.Tensor, groups: int) -> torch.Tensor:
     return grouped.reshape(groups * b_per_group, a // groups, *weight.shape[2:])
 
 
-def _transposed(grad: torch.Tensor, weight: torch.Tensor, stride: list[int], padding: list[int],
-                dilation: list[int], groups: int, extra: list[int]) -> torch.Tensor:
+def _transposed(grad: torch.Tensor, weight: torch.Tensor, stride: list[int], pad_low: list[int],
+                dilation: list[int], groups: int, sizes: list[int]) -> torch.Tensor:
     """The transposed convolution of grad (N, C_out, *out) with weight (C_out, C_in / groups, *k): the
-    input gradient of the forward convolution, `extra` trailing rows per dim beyond the last window."""
-    kernel = list(weight.shape[2:])
-    low = [d * (k - 1) - p for k, p, d in zip(kernel, padding, dilation)]
+    input gradient (N, C_in, *sizes) of the forward convolution whose input was padded by pad_low in
+    front (the back is whatever reaches sizes)."""
+    kernel, out = list(weight.shape[2:]), list(grad.shape[2:])
+    low = [d * (k - 1) - p for k, p, d in zip(kernel, pad_low, dilation)]
+    high = [size + p - (o - 1) * s - 1 for size, p, o, s in zip(sizes, pad_low, out, stride)]
     depthwise = _depthwise(groups, weight.shape[0], weight.shape[1] * groups)
-    spread = pad_trailing(dilate_trailing(grad if depthwise else grad.transpose(0, 1), stride), low,
-                          [lo + e for lo, e in zip(low, extra)])
-    out = [size - d * (k - 1) for size, k, d in zip(spread.shape[2:], kernel, dilation)]
+    spread = pad_trailing(dilate_trailing(grad if depthwise else grad.transpose(0, 1), stride), low, high)
     ones = [1] * len(kernel)
     if depthwise:  # its weight is its own channel swap
-        return _depthwise_conv(spread, weight, ones, dilation, out, reverse=True)
-    return _gemm_conv(spread, _swap_channels(weight, groups), ones, dilation, groups, out, reverse=True)
+        return _depthwise_conv(spread, weight, ones, dilation, sizes, reverse=True)
+    return _gemm_conv(spread, _swap_channels(weight, groups), ones, dilation, groups, sizes, reverse=True)
+
+
+def _live_kernel(sizes: list[int], kernel: list[int], stride: list[int], padding: list[int], dilation: list[int],
+                 out: list[int]) -> tuple[list[slice], list[int], list[int]]:
+    """The kernel offsets a convolution's windows need, per spatial dim, and the padding that leaves.
+
+    A kernel offset whose window (offset * dilation + stride * i over the outputs i) reads only
+    padding multiplies zeros: forward, input and weight gradient alike. On small images most do -
+    at 1x1, a 3x3 kernel with padding 1 has one live offset of 9 (ResNet-18's layer4 at 32x32
+    input), and the GEMMs read 9x the columns and weights they need. Each dim keeps its first to
+    last live offset; the input is then padded by (low, high) around the remaining windows (a
+    negative amount crops rows no window reads).
+    """
+    live, low, high = [], [], []
+    for size, k, s, p, d, o in zip(sizes, kernel, stride, padding, dilation, out):
+        hits = [t for t in range(k) if any(p <= t * d + s * i < p + size for i in range(o))] or list(range(k))
+        first, last = hits[0], hits[-1]
+        live.append(slice(first, last + 1))
+        low.append(p - first * d)
+        high.append((o - 1) * s + (last - first) * d + 1 - size - low[-1])
+    return live, low, high
 
 
 def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: list[int],
@@ -190,16 +211,19 @@ def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
     input, weight, bias = _opmath(input, weight, bias)
     spatial = input.dim() - 2
     stride, padding, dilation = _expand(stride, spatial), _expand(padding, spatial), _expand(dilation, spatial)
+    kernel = list(weight.shape[2:])
     if transposed:
-        out = _transposed(input, weight, stride, padding, dilation, groups, _expand(output_padding, spatial))
+        sizes = [(o - 1) * s + d * (k - 1) + 1 - 2 * p + e for o, s, d, k, p, e in
+                 zip(input.shape[2:], stride, dilation, kernel, padding, _expand(output_padding, spatial))]
+        out = _transposed(input, weight, stride, padding, dilation, groups, sizes)
     else:
-        kernel = list(weight.shape[2:])
         sizes = _out_sizes(list(input.shape[2:]), kernel, stride, padding, dilation)
+        live, low, high = _live_kernel(list(input.shape[2:]), kernel, stride, padding, dilation, sizes)
+        weight = weight[(slice(None), slice(None), *live)]
         if _depthwise(groups, input.shape[1], weight.shape[0]):
-            out = _depthwise_conv(pad_trailing(input, padding, padding), weight, stride, dilation, sizes)
+            out = _depthwise_conv(pad_trailing(input, low, high), weight, stride, dilation, sizes)
         else:
-            out = _gemm_conv(pad_trailing(input.transpose(0, 1), padding, padding), weight, stride, dilation, groups,
-                             sizes)
+            out = _gemm_conv(pad_trailing(input.transpose(0, 1), low, high), weight, stride, dilation, groups, sizes)
     if bias is not None:
         out = out + bias.reshape(1, -1, *([1] * spatial))
     return out.to(dtype)
@@ -235,15 +259,19 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
     # A kernel cannot return an undefined tensor: a gradient output_mask leaves out is zeros (cheap,
     # never computed), which csrc/aten/ConvolutionOps.cpp returns as None - the input of a first
     # layer needs none, and its is the costliest; a frozen layer needs no weight gradient.
+    sizes = list(input.shape[2:])
+    live, low, high = _live_kernel(sizes, kernel, stride, padding, dilation, out)
     if output_mask[0]:
-        covered = [(o - 1) * s + d * (k - 1) + 1 - 2 * p
-                   for o, s, d, k, p in zip(out, stride, dilation, kernel, padding)]
-        extra = [size - c for size, c in zip(input.shape[2:], covered)]
-        grad_input = _transposed(grad_output, weight, stride, padding, dilation, groups, extra)
+        grad_input = _transposed(grad_output, weight[(slice(None), slice(None), *live)], stride, low, dilation,
+                                 groups, sizes)
     else:
         grad_input = torch.zeros_like(input)
     if output_mask[1]:
-        grad_weight = _weight_gradient(grad_output, input, kernel, stride, padding, dilation, groups)
+        grad_weight = _weight_gradient(grad_output, input, [s.stop - s.start for s in live], stride, low, high,
+                                       dilation, groups)
+        # The dead offsets' gradient is zero.
+        pads = [side for s, k in zip(reversed(live), reversed(kernel)) for side in (s.start, k - s.stop)]
+        grad_weight = F.pad(grad_weight, pads) if any(pads) else grad_weight
     else:
         grad_weight = torch.zeros_like(weight)
     if output_mask[2]:
@@ -254,8 +282,9 @@ def convolution_backward(grad_output: torch.Tensor, input: torch.Tensor, weight:
 
 
 def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, kernel: list[int], stride: list[int],
-                     padding: list[int], dilation: list[int], groups: int) -> torch.Tensor:
-    """(C_out, C_in / groups, *kernel): columns (k * C_in, N * out) @ grad_out rows (N * out, C_out).
+                     low: list[int], high: list[int], dilation: list[int], groups: int) -> torch.Tensor:
+    """(C_out, C_in / groups, *kernel): columns (k * C_in, N * out) @ grad_out rows (N * out, C_out), the
+    input padded by (low, high).
 
     Both operands are read row by row (grad_out (C_out, N * out) @ columns^T would read the columns
     against their layout: 2-3x slower), so grad_out is transposed image by image into the operand.
@@ -264,10 +293,10 @@ def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, kernel: lis
     c_in, c_out = input.shape[1], grad_output.shape[1]
     if _depthwise(groups, c_in, c_out):
         # One reduction per kernel offset: its window of the padded input times the output gradient.
-        windows = _windows(pad_trailing(input, padding, padding), kernel, stride, dilation, out)
+        windows = _windows(pad_trailing(input, low, high), kernel, stride, dilation, out)
         dims = [0] + list(range(2, grad_output.dim()))
         return torch.stack([(window * grad_output).sum(dims) for window in windows], -1).reshape(c_out, 1, *kernel)
-    windows = _windows(pad_trailing(input.transpose(0, 1), padding, padding), kernel, stride, dilation, out)
+    windows = _windows(pad_trailing(input.transpose(0, 1), low, high), kernel, stride, dilation, out)
     if groups == 1:
         cols = _joined([window.reshape(c_in, -1) for window in windows], 0)
         rows = _joined([image.reshape(c_out, -1).t() for image in grad_output.unbind(0)], 0)
