@@ -73,6 +73,8 @@ PASSES: dict[str, PassInfo] = dict(
                remove="erase the fences instead, after the fusion passes (default false)"),
         _entry("sim-bf16-storage", "npu_mlir.targets.sim.bf16_storage:run",
                "Move bf16 data as i16 in an LLVM-dialect kernel so LLVM never holds a bf16 value"),
+        _entry("sim-bool-storage", "npu_mlir.targets.sim.bool_storage:run",
+               "Load and store i1 vectors of an LLVM-dialect kernel as bytes, the layout scalar accesses use"),
         _entry("sim-truncate-f64", "npu_mlir.targets.sim.truncate_f64:run",
                "Narrow f64 to f16/bf16 through f32 so LLVM emits no compiler-rt conversion call"),
         _entry("sim-widen-panels", "npu_mlir.targets.sim.widen_panels:run",

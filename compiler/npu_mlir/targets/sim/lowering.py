@@ -4,7 +4,7 @@ Stages, in order, each a function over one module in the sim context:
 1. prepare: inline the user function into the ABI entry, fuse elementwise chains, generalize named
    ops (matmul, conv, fill) so one tiling rule sees every op's loop nest, and give keepdim
    reductions plain output maps (normalize.py) so the block split can slice them, and clone shared
-   boolean ops into each consumer (predicates.py) so no i1 tensor is ever stored; costly elementwise
+   boolean ops into each consumer (predicates.py) so few i1 tensors are stored; costly elementwise
    ops feeding a contraction that would recompute them are fenced off from fusion (fusion_fence.py).
 2. schedule (schedule.py): half-precision contraction operands widened to f32 panels first
    (widen_panels.py), then block split, UB tiles, vectorization - on tensors, where fusion works.
@@ -18,7 +18,8 @@ Stages, in order, each a function over one module in the sim context:
    widened to f32 (LLVM has no native x86 arithmetic for them); math-to-llvm before vector-to-llvm;
    expand-strided-metadata before lower-affine; convert-ub-to-llvm because vectorization leaves
    ub.poison behind. Then bf16 data moves as i16 (bf16_storage.py): x86 cannot keep a bf16 value
-   in a register across blocks without a compiler-rt call the JIT cannot resolve. Allocations
+   in a register across blocks without a compiler-rt call the JIT cannot resolve; and i1 vectors go
+   to memory as bytes (bool_storage.py), the layout scalar accesses to an i1 buffer use. Allocations
    go through the generic memref functions, defined in the module by scratch.py: each host thread
    keeps its freed scratch blocks for the next launch.
 """
@@ -32,6 +33,7 @@ from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.sim.integer_division import guard_integer_division
 from npu_mlir.targets.sim import schedule as sim_schedule
 from npu_mlir.targets.sim.bf16_storage import store_bf16_as_i16
+from npu_mlir.targets.sim.bool_storage import store_bools_as_bytes
 from npu_mlir.targets.sim.copies_to_linalg import copies_to_linalg
 from npu_mlir.targets.sim.device_assert import return_on_failed_asserts
 from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove_fences
@@ -121,4 +123,5 @@ def lower(module: ir.Module, symbol: str) -> bool:
     add_scratch_allocator(module)
     run(module, TO_LLVM)
     store_bf16_as_i16(module)
+    store_bools_as_bytes(module.operation)
     return return_on_failed_asserts(module, f"{symbol}_body")
