@@ -101,6 +101,9 @@ MODEL_CASES = [
     ("gather", lambda a: torch.gather(a, 1, IDX.to(a.device)), (A,)),
     ("hardswish_", lambda a: torch.nn.functional.hardswish(a * 1.0, inplace=True), (A,)),
     ("gelu_tanh", lambda a: torch.nn.functional.gelu(a * 3, approximate="tanh"), (A,)),
+    # GPT-2's gelu_new; x ** 2 / 3 / -2 are products, as on the CPU (decompositions/powers.py)
+    ("gelu_new", lambda a: 0.5 * a * (1 + torch.tanh(0.7978845608 * (a + 0.044715 * torch.pow(a, 3.0)))), (A,)),
+    ("pow_products", lambda a: a ** 3 + a ** 2.0 + (a * 0.5 + 2) ** -2, (A,)),
     ("clamp_max", lambda a: a.clamp(max=0.3), (A,)),
     ("prod", lambda a: (a * 0.2 + 1).prod(1), (A,)),
     ("cumsum", lambda a: a.cumsum(1) + a.cumsum(0), (A,)),
