@@ -68,8 +68,24 @@ CallPlan planFrom(const py::dict& plan) {
       view.absolute = item["absolute"].cast<bool>();
       view.baseSizes = item["base_sizes"].cast<std::vector<int64_t>>();
       view.baseStrides = item["base_strides"].cast<std::vector<int64_t>>();
+      if (item.contains("dynamic")) {  // a chunked graph (ChunkPlan): [dim, scale, base dim, base scale]
+        auto dynamic = item["dynamic"].cast<std::vector<int64_t>>();
+        view.dynamicDim = static_cast<int>(dynamic[0]);
+        view.dynamicScale = dynamic[1];
+        view.baseDynamicDim = static_cast<int>(dynamic[2]);
+        view.baseDynamicScale = dynamic[3];
+      }
     }
     out.outputs.push_back(std::move(view));
+  }
+  if (plan.contains("chunk")) {
+    py::dict chunk = plan["chunk"];
+    out.chunk.extent = chunk["extent"].cast<int64_t>();
+    std::tie(out.chunk.sizeArg, out.chunk.sizeDim, out.chunk.sizeScale) =
+        chunk["size"].cast<std::tuple<int, int, int64_t>>();
+    out.chunk.inputStep = chunk["input_step"].cast<std::vector<int64_t>>();
+    out.chunk.outputDim = chunk["output_dim"].cast<std::vector<int>>();
+    out.chunk.outputScale = chunk["output_scale"].cast<std::vector<int64_t>>();
   }
   return out;
 }
@@ -114,6 +130,7 @@ TORCH_NPU_BINDINGS(bindCompiledGraphs) {
       .def("__call__", &BoundGraph::call, py::arg("args"))
       .def_property_readonly("launch_count", [](const BoundGraph& g) { return g.graph.launchCount(); })
       .def_property_readonly("arena_bytes", [](const BoundGraph& g) { return g.graph.arenaBytes(); });
+  m.def("_compiled_graph_inputs_copied", &copiedInputCount);
 }
 
 }  // namespace
