@@ -20,6 +20,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 from torch_npu.dynamo import device_interface, stats
+from torch_npu.dynamo.dynamic import compile_dynamic
 from torch_npu.dynamo.foreach import foreach_decompositions
 from torch_npu.dynamo.splitting import compile_graph
 
@@ -31,7 +32,9 @@ DECOMPOSITIONS = {**core_aten_decompositions(), **foreach_decompositions()}
 def _compiler(kind: str) -> Callable:
     def compiler(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
         stats.count(f"{kind}_graphs")
-        return compile_graph(gm, example_inputs)  # boxed: called with one list of inputs
+        # Symbolic shapes: compiled once for any size where the graph allows it, else per shape.
+        dynamic = compile_dynamic(gm, example_inputs, compile_graph)
+        return dynamic if dynamic is not None else compile_graph(gm, example_inputs)  # boxed: one list of inputs
 
     compiler.__name__ = f"npu_mlir_{kind}_compiler"
     return compiler
@@ -46,38 +49,10 @@ _aot = aot_autograd(fw_compiler=forward_compiler, bw_compiler=backward_compiler,
                     decompositions=DECOMPOSITIONS, keep_inference_input_mutations=True)
 
 
-def _symbolic(value: Any) -> bool:
-    if isinstance(value, torch.SymInt):
-        return True
-    return isinstance(value, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in (*value.shape, *value.stride()))
-
-
-class _PerShape:
-    """A graph Dynamo traced with symbolic shapes (dynamic=True, mark_dynamic, or its automatic dynamic
-    shapes after a recompile): the kernels are static, so it is compiled once per concrete signature
-    it is called with, each compile counted in compile_stats()["recompiles"] after the first."""
-
-    def __init__(self, gm: torch.fx.GraphModule, kwargs: dict) -> None:
-        self.gm = gm
-        self.kwargs = kwargs
-        self.compiled: dict[tuple, Callable] = {}
-
-    def __call__(self, *args: Any) -> Any:
-        key = tuple((a.dtype, tuple(a.shape), tuple(a.stride())) if isinstance(a, torch.Tensor) else a for a in args)
-        run = self.compiled.get(key)
-        if run is None:
-            if self.compiled:
-                stats.count("recompiles")
-            run = self.compiled[key] = _aot(self.gm, list(args), **self.kwargs)
-        return run(*args)
-
-
 def npu_mlir(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable:
     """torch.compile(backend="npu-mlir"): compile a Dynamo graph for npu tensors."""
     device_interface.register()
     compile_id = torch._guards.CompileContext.current_compile_id()
     if compile_id is not None and compile_id.frame_compile_id:
         stats.count("recompiles")
-    if any(_symbolic(e) for e in example_inputs):
-        return _PerShape(gm, kwargs)
     return _aot(gm, example_inputs, **kwargs)

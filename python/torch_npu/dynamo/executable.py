@@ -66,7 +66,10 @@ def tensor_meta(value: Any) -> tuple[str, list[int], list[int]]:
 class GraphExecutable:
     """Call with the piece's inputs (a list, as AOTAutograd's boxed calls pass them); returns its outputs."""
 
-    def __init__(self, gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> None:
+    def __init__(self, gm: torch.fx.GraphModule, inputs: Sequence[Any], chunk: dict | None = None) -> None:
+        # chunk (dynamic.py): the piece is compiled for `extent` of a dynamic size and runs chunk by
+        # chunk; "size" says where a call reads its size, "dims" each node's (dim, scale) of it.
+        self.chunk = chunk
         # Random nodes draw from two scalar parameters the piece takes after its tensors (rng.py).
         gm, self.philox_increment = rng.functionalize(gm)
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -89,13 +92,16 @@ class GraphExecutable:
             mutated.append((index[node.args[0]], source))
         # Per output: ("none",) | ("input", k, chain) | ("result", j, chain)
         self.outputs: list[tuple] = []
+        self.output_names: list[tuple[str, str] | None] = []  # (output, its base) node names
         for value in returned:
             if value is None:
                 self.outputs.append(("none",))
+                self.output_names.append(None)
                 continue
             base, chain = _base(value)
             if base.op == "call_function" and base.target == aten.copy_.default:
                 base = base.args[0]  # copy_ returns the input it wrote
+            self.output_names.append((value.name, base.name))
             views = [(n.target, n.args[1:], dict(n.kwargs)) for n in chain]
             if base.op == "placeholder":
                 self.outputs.append(("input", index[base], views))
@@ -115,6 +121,8 @@ class GraphExecutable:
                     stack.extend(n.all_input_nodes)
         needed.update(placeholders[k] for k, _ in mutated)
         self.inputs = [index[p] for p in placeholders if p in needed]
+        self.input_names = [placeholders[k].name for k in self.inputs]
+        self.base_names = [b.name for b in bases]
         for p in placeholders + params:
             if p in needed or p in params:
                 env[p] = compute.placeholder(p.name)
@@ -213,8 +221,33 @@ class GraphExecutable:
                                absolute=any(target == aten.as_strided.default for target, _, _ in spec[2]),
                                base_sizes=sizes, base_strides=strides)
             outputs.append(out)
-        return {"inputs": self.inputs, "strides": [m[2] for m in self.metas], "copy_back": self.copy_back,
+        plan = {"inputs": self.inputs, "strides": [m[2] for m in self.metas], "copy_back": self.copy_back,
                 "device": self.device.index or 0, "outputs": outputs}
+        if self.chunk is not None:
+            plan["chunk"] = self._chunk_plan(record, inputs, outputs)
+        return plan
+
+    def _chunk_plan(self, record: dict, inputs: Sequence[Any], outputs: list[dict]) -> dict:
+        """ChunkPlan (csrc/graph/CompiledGraph.h): per input the bytes one unit of the dynamic size
+        advances, per result and output view the dim that holds it."""
+        dims = self.chunk["dims"]
+        steps = []
+        for name, k in zip(self.input_names, self.inputs):
+            dyn = dims.get(name)
+            steps.append(0 if dyn is None else dyn[1] * inputs[k].stride(dyn[0]) * inputs[k].element_size())
+        result_dims = [dims.get(name) for name in self.base_names]
+        for (sizes, _), dyn in zip(record["outputs"], result_dims):
+            if dyn is not None and any(s != 1 for s in sizes[:dyn[0]]):
+                raise GraphDescriptionError("a result holds the dynamic size behind a dim of more than one element")
+        for out, names in zip(outputs, self.output_names):
+            if out.get("view") and out.get("base_sizes") != [-1]:
+                view, base = dims.get(names[0]), dims.get(names[1])
+                out["dynamic"] = [*(view or (-1, 0)), *(base or (-1, 0))]
+            elif out.get("view") and dims.get(names[0]) is not None:
+                raise GraphDescriptionError("an output view of the dynamic size that copies")
+        return {"extent": self.chunk["extent"], "size": list(self.chunk["size"]), "input_step": steps,
+                "output_dim": [-1 if d is None else d[0] for d in result_dims],
+                "output_scale": [0 if d is None else d[1] for d in result_dims]}
 
     def _replay(self, index: int, base: torch.Tensor) -> torch.Tensor:
         """Output `index` made from `base` by its view chain."""

@@ -5,6 +5,7 @@
 #include <c10/core/DeviceGuard.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "torch_npu/csrc/NpuError.h"
@@ -23,7 +24,22 @@ at::Tensor emptyNpu(c10::IntArrayRef sizes, c10::ScalarType dtype) {
                                    std::nullopt);
 }
 
+std::atomic<int64_t> copiedInputs{0};
+
+// Whether `t` is laid out as `strides` say wherever that matters: the stride of a dim of one
+// element is never used to address it (a [1, n, h] slice of a batch, a keepdim reduction's result).
+bool sameLayout(const at::Tensor& t, c10::IntArrayRef strides) {
+  if (t.strides() == strides) return true;
+  if (static_cast<size_t>(t.dim()) != strides.size()) return false;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) != 1 && t.stride(d) != strides[d]) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+int64_t copiedInputCount() { return copiedInputs.load(std::memory_order_relaxed); }
 
 CompiledGraph::CompiledGraph(eager::KernelRecord record, std::vector<int> aliases, size_t inputCount,
                              uint64_t philoxIncrement)
@@ -80,7 +96,13 @@ void CompiledGraph::planArena() {
 }
 
 std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs,
-                                           const std::vector<uint64_t>& givenParams) const {
+                                           const std::vector<uint64_t>& givenParams, const ChunkPlan& chunk,
+                                           int64_t size) const {
+  const bool chunked = chunk.extent > 0;
+  TORCH_CHECK(!chunked || (size >= chunk.extent && philoxIncrement_ == 0 && chunk.inputStep.size() == inputCount_ &&
+                           chunk.outputDim.size() == record_.outputs.size()),
+              "a chunked compiled graph of extent ", chunk.extent, " called with size ", size, "\n",
+              errCode(SubModule::GRAPH, ErrCode::INTERNAL));
   TORCH_CHECK(inputs.size() == inputCount_, "the compiled graph takes ", inputCount_, " tensors, got ",
               inputs.size(), "\n", errCode(SubModule::GRAPH, ErrCode::PARAM));
   c10::Device device(c10::DeviceType::PrivateUse1, 0);
@@ -102,10 +124,23 @@ std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs
   }
   params.insert(params.end(), givenParams.begin(), givenParams.end());
   std::vector<at::Tensor> outputs;
+  std::vector<int64_t> outputStep(record_.outputs.size(), 0);  // bytes per unit of the chunked size
   outputs.reserve(record_.outputs.size());
   for (size_t j = 0; j < record_.outputs.size(); ++j) {
     const eager::OutputSpec& spec = record_.outputs[j];
-    outputs.push_back(aliases_[j] >= 0 ? inputs[aliases_[j]] : emptyNpu(spec.sizes, spec.dtype));
+    if (aliases_[j] >= 0) {
+      outputs.push_back(inputs[aliases_[j]]);
+    } else if (chunked && chunk.outputDim[j] >= 0) {
+      std::vector<int64_t> sizes = spec.sizes;
+      const int dim = chunk.outputDim[j];
+      int64_t inner = c10::elementSize(spec.dtype);
+      for (size_t d = dim + 1; d < sizes.size(); ++d) inner *= sizes[d];
+      outputStep[j] = inner * chunk.outputScale[j];
+      sizes[dim] = size * chunk.outputScale[j];
+      outputs.push_back(emptyNpu(sizes, spec.dtype));
+    } else {
+      outputs.push_back(emptyNpu(spec.sizes, spec.dtype));
+    }
   }
   // One block for every intermediate; freed at return, before the launches run: the caching
   // allocator hands it out again only in stream order.
@@ -113,28 +148,36 @@ std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs
   auto* base = arena.defined() ? static_cast<char*>(arena.data_ptr()) : nullptr;
   aclrtStream stream = nativeStream(getCurrentStream(device.index()));
   std::vector<uint64_t> slots;
-  for (const eager::Launch& launch : record_.launches) {
-    slots.clear();
-    for (const eager::LaunchArg& arg : launch.args) {
-      switch (arg.kind) {
-        case eager::LaunchArg::Kind::Input:
-          slots.push_back(reinterpret_cast<uint64_t>(inputs[arg.index].const_data_ptr()));
-          break;
-        case eager::LaunchArg::Kind::Output:
-          slots.push_back(reinterpret_cast<uint64_t>(outputs[arg.index].data_ptr()));
-          break;
-        case eager::LaunchArg::Kind::Temp:
-          slots.push_back(reinterpret_cast<uint64_t>(base + tempOffsets_[arg.index]));
-          break;
-        case eager::LaunchArg::Kind::Param:
-          TORCH_CHECK(static_cast<size_t>(arg.index) < params.size(), "the compiled graph needs scalar parameter ",
-                      arg.index, ", got ", params.size(), "\n", errCode(SubModule::GRAPH, ErrCode::PARAM));
-          slots.push_back(params[arg.index]);
-          break;
+  // Chunk starts: 0, extent, 2 extent, ..., the last one at size - extent (ChunkPlan).
+  const int64_t extent = chunked ? chunk.extent : 1;
+  const int64_t end = chunked ? size : 1;
+  for (int64_t next = 0; next < end; next += extent) {
+    const int64_t start = chunked ? std::min(next, size - extent) : 0;
+    for (const eager::Launch& launch : record_.launches) {
+      slots.clear();
+      for (const eager::LaunchArg& arg : launch.args) {
+        switch (arg.kind) {
+          case eager::LaunchArg::Kind::Input:
+            slots.push_back(reinterpret_cast<uint64_t>(static_cast<const char*>(inputs[arg.index].const_data_ptr()) +
+                                                       (chunked ? start * chunk.inputStep[arg.index] : 0)));
+            break;
+          case eager::LaunchArg::Kind::Output:
+            slots.push_back(reinterpret_cast<uint64_t>(static_cast<char*>(outputs[arg.index].data_ptr()) +
+                                                       start * outputStep[arg.index]));
+            break;
+          case eager::LaunchArg::Kind::Temp:
+            slots.push_back(reinterpret_cast<uint64_t>(base + tempOffsets_[arg.index]));
+            break;
+          case eager::LaunchArg::Kind::Param:
+            TORCH_CHECK(static_cast<size_t>(arg.index) < params.size(), "the compiled graph needs scalar parameter ",
+                        arg.index, ", got ", params.size(), "\n", errCode(SubModule::GRAPH, ErrCode::PARAM));
+            slots.push_back(params[arg.index]);
+            break;
+        }
       }
+      NPU_CHECK_ACL(aclrtLaunchKernel(launch.fn, launch.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
+                                      launch.symbol.c_str(), stream));
     }
-    NPU_CHECK_ACL(aclrtLaunchKernel(launch.fn, launch.blockDim, slots.data(), slots.size() * sizeof(uint64_t),
-                                    launch.symbol.c_str(), stream));
   }
   return outputs;
 }
@@ -154,12 +197,15 @@ std::vector<at::Tensor> CompiledGraph::call(const CallPlan& plan, const std::vec
       t = t.to(c10::Device(c10::DeviceType::PrivateUse1, plan.device), /*non_blocking=*/true);
     }
     // The kernels were built for the traced strides; AOTAutograd hands in what it traced with, mostly.
-    if (t.strides() != c10::IntArrayRef(plan.inputStrides[k])) {
+    if (!sameLayout(t, plan.inputStrides[k])) {
       t = at::empty_strided(t.sizes(), plan.inputStrides[k], t.options()).copy_(t);
+      copiedInputs.fetch_add(1, std::memory_order_relaxed);
     }
     inputs.push_back(std::move(t));
   }
-  std::vector<at::Tensor> results = run(inputs, {});
+  int64_t size = 0;
+  if (plan.chunk.extent > 0) size = argument(plan.chunk.sizeArg).size(plan.chunk.sizeDim) / plan.chunk.sizeScale;
+  std::vector<at::Tensor> results = run(inputs, {}, plan.chunk, size);
   // A mutated input that had to be copied in: the result went into the copy, so the argument takes it.
   for (size_t j = 0; j < aliases_.size(); ++j) {
     int k = aliases_[j];
@@ -173,10 +219,15 @@ std::vector<at::Tensor> CompiledGraph::call(const CallPlan& plan, const std::vec
     const at::Tensor& base = out.base == OutputView::Base::Argument ? argument(out.index) : results[out.index];
     if (!out.view) {
       outputs[i] = base;
-    } else if (base.sizes() != c10::IntArrayRef(out.baseSizes) || base.strides() != c10::IntArrayRef(out.baseStrides)) {
+      continue;
+    }
+    std::vector<int64_t> baseSizes = out.baseSizes, sizes = out.sizes;
+    if (out.baseDynamicDim >= 0) baseSizes[out.baseDynamicDim] = size * out.baseDynamicScale;
+    if (out.dynamicDim >= 0) sizes[out.dynamicDim] = size * out.dynamicScale;
+    if (base.sizes() != c10::IntArrayRef(baseSizes) || base.strides() != c10::IntArrayRef(out.baseStrides)) {
       replay.emplace_back(i, base);
     } else {
-      outputs[i] = base.as_strided(out.sizes, out.strides, out.absolute ? out.offset : base.storage_offset() + out.offset);
+      outputs[i] = base.as_strided(sizes, out.strides, out.absolute ? out.offset : base.storage_offset() + out.offset);
     }
   }
   return outputs;

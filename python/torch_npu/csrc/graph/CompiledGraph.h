@@ -21,6 +21,25 @@ struct OutputView {
   int64_t offset = 0;     // storage offset, added to the base's unless `absolute` (the chain has an as_strided)
   bool absolute = false;
   std::vector<int64_t> baseSizes, baseStrides;  // the base's layout the view was traced on ({-1}: never the base's)
+  // A chunked graph (ChunkPlan): the dim of the view / of its base whose size is the call's dynamic
+  // size times the scale (-1: none); the traced sizes hold the chunk's there.
+  int dynamicDim = -1, baseDynamicDim = -1;
+  int64_t dynamicScale = 0, baseDynamicScale = 0;
+};
+
+// A graph whose kernels were built for a chunk of `extent` along one dynamic size (Dynamo's
+// symbolic shapes, torch_npu.dynamo.dynamic): every input and result holding that size holds it in
+// its outermost dim of more than one element, and the graph acts on each row of it independently.
+// A call runs the launch list once per chunk, the input and result addresses of each launch
+// advanced to the chunk; the last chunk ends at the size (it may overlap the one before it, which
+// then writes the same values twice). Intermediates keep the chunk's arena.
+struct ChunkPlan {
+  int64_t extent = 0;                // 0: not chunked
+  int sizeArg = 0, sizeDim = 0;      // the call's size: args[sizeArg].size(sizeDim) / sizeScale
+  int64_t sizeScale = 1;
+  std::vector<int64_t> inputStep;    // per graph input: bytes one unit of the size advances (0: no dynamic dim)
+  std::vector<int> outputDim;        // per plan result: its dynamic dim (-1: none)
+  std::vector<int64_t> outputScale;  // ... whose size is the call's size times this
 };
 
 // What a call does around the plan: which arguments are the graph's inputs and the strides its
@@ -31,7 +50,11 @@ struct CallPlan {
   std::vector<OutputView> outputs;
   std::vector<std::pair<int, int>> copyBack;  // (argument, result): mutations that could not alias
   c10::DeviceIndex device = 0;                // where a 0-d CPU input (Adam's step count) is uploaded
+  ChunkPlan chunk;
 };
+
+// Inputs CompiledGraph::call copied because their strides were not the traced ones, since the process started.
+int64_t copiedInputCount();
 
 class CompiledGraph {
  public:
@@ -43,10 +66,13 @@ class CompiledGraph {
 
   // Queues every kernel on the current stream of the inputs' device and returns the outputs;
   // `params` are the scalar parameters' bits by value (after the seed and offset of a random graph).
-  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const std::vector<uint64_t>& params) const;
+  // With `chunk.extent` > 0 the plan runs once per chunk of `size` (ChunkPlan).
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const std::vector<uint64_t>& params,
+                              const ChunkPlan& chunk = {}, int64_t size = 0) const;
 
   // One call of the piece on AOTAutograd's arguments (undefined where an argument is not a tensor):
-  // inputs taken from `args` (a 0-d CPU tensor uploaded, other strides than traced copied), the plan
+  // inputs taken from `args` (a 0-d CPU tensor uploaded, other strides than traced copied; the
+  // stride of a dim of one element is never read), the plan
   // run, outputs made by `plan`. An output whose view chain does not give the traced layout (a view
   // of an argument laid out otherwise than traced, a chain that copies) is left undefined and
   // appended to `replay` with its base: the caller replays its view chain.

@@ -1,0 +1,414 @@
+"""Graphs of Dynamo's symbolic shapes (dynamic=True, mark_dynamic): compiled once for any size where they can be.
+
+The kernels, their tiling and the buffer plan are static. A graph that acts on each row of one dynamic
+size on its own (elementwise ops, reductions and softmax / layer norm over other dims, matmuls whose
+rows or batch are that size, views that keep it outermost) is compiled once for a chunk of it, as
+long as the first size it is called with, and every call runs that launch list over its own size
+chunk by chunk, each chunk's addresses advanced in C++ (ChunkPlan in csrc/graph/CompiledGraph.h):
+a second and a third size compile nothing. The other dynamic sizes of such a graph are bound per
+call, a new value of one of them compiles again. A size below every chunk compiled so far compiles a
+chunk of it. A graph that mixes rows of the size (a reduction or a contraction over it, an input
+mutation or a random op a chunk would apply twice, an op not known to act row by row) is compiled
+per concrete shape instead, each compile after the first counted in compile_stats()["recompiles"]
+and the reason in compile_stats()["per_shape"].
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Sequence
+
+import sympy
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from npu_mlir.frontend.fx_graph import GraphDescriptionError, target_name
+from torch_npu.dynamo import stats
+from torch_npu.dynamo.executable import GraphExecutable
+from torch_npu.eager.workers import CompileRejected, WorkerCrashed
+
+aten = torch.ops.aten
+Dyn = tuple[int, sympy.Expr] | None  # (dim, scale): the tensor's dim whose size is scale * the chunked symbol
+
+_SAME_SHAPE = {aten.clone.default, aten._to_copy.default, aten.alias.default, aten.detach.default}
+# Ops that only relabel, select or broadcast elements: the dynamic dim must survive with its scale.
+_RELABELS = {aten.permute.default, aten.transpose.int, aten.t.default, aten.unsqueeze.default, aten.squeeze.dim,
+             aten.squeeze.dims, aten.squeeze.default, aten.expand.default, aten.slice.Tensor, aten.select.int,
+             aten.split.Tensor, aten.split_with_sizes.default, aten.unbind.int}
+_RESHAPES = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
+_REDUCTIONS = {aten.sum.dim_IntList, aten.mean.dim, aten.amax.default, aten.amin.default, aten.prod.dim_int,
+               aten.any.dim, aten.any.dims, aten.all.dim, aten.argmax.default, aten.argmin.default, aten.max.dim,
+               aten.min.dim, aten.var.correction, aten.std.correction, aten.var_mean.correction,
+               aten.logsumexp.default, aten.cumsum.default}
+_DIM_AT = {aten._softmax.default: 1, aten._log_softmax.default: 1, aten._softmax_backward_data.default: 2,
+           aten._log_softmax_backward_data.default: 2, aten.cat.default: 1, aten.index_select.default: 1}
+# Constant fills: every chunk holds the same values.
+_FILLS = {aten.full.default, aten.zeros.default, aten.ones.default, aten.empty.memory_format,
+          aten.scalar_tensor.default, aten.new_zeros.default, aten.new_ones.default, aten.new_full.default,
+          aten.new_empty.default, aten.full_like.default, aten.zeros_like.default, aten.ones_like.default,
+          aten.empty_like.default}
+
+
+class NotGeneric(Exception):
+    """Why a graph cannot run chunk by chunk over a symbol."""
+
+
+def _expr(value: Any) -> sympy.Expr:
+    return value.node.expr if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)) else sympy.sympify(value)
+
+
+def _tensors(val: Any) -> list:
+    return list(val) if isinstance(val, (list, tuple)) else [val]
+
+
+def _dyn(val: torch.Tensor, symbol: sympy.Symbol) -> Dyn:
+    """The dim of `val` that holds `symbol`, with its scale."""
+    found = []
+    for d, size in enumerate(val.shape):
+        e = _expr(size)
+        if symbol in e.free_symbols:
+            scale = sympy.simplify(e / symbol)
+            if symbol in scale.free_symbols:
+                raise NotGeneric(f"a size {e} that is not a multiple of {symbol}")
+            found.append((d, scale))
+    if len(found) > 1:
+        raise NotGeneric(f"a tensor with {symbol} in {len(found)} dims")
+    return found[0] if found else None
+
+
+def _dims(node: torch.fx.Node) -> list[int]:
+    """The dims a reduction node reduces (normalized); raises for a reduction over every dim."""
+    rank = len(node.args[0].meta["val"].shape)
+    dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+    if dims is None:
+        raise NotGeneric(f"{target_name(node.target)} reduces every dim")
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return [d % rank for d in dims] if dims else list(range(rank))
+
+
+def _keepdim(node: torch.fx.Node) -> bool:
+    if node.target in (aten.var.correction, aten.std.correction, aten.var_mean.correction):
+        return bool(node.kwargs.get("keepdim", False))
+    return bool(node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False))
+
+
+class _Rows:
+    """The row-by-row analysis of a graph over one symbol: each tensor node's Dyn, or NotGeneric."""
+
+    def __init__(self, gm: torch.fx.GraphModule, symbol: sympy.Symbol) -> None:
+        self.symbol = symbol
+        self.dyn: dict[torch.fx.Node, list[Dyn]] = {}
+        for node in gm.graph.nodes:
+            val = node.meta.get("val")
+            if node.op == "output":
+                continue
+            if not isinstance(val, torch.Tensor) and not (isinstance(val, (list, tuple)) and val and
+                                                          all(isinstance(v, torch.Tensor) for v in val)):
+                if isinstance(val, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in val):
+                    raise NotGeneric(f"{node.name} returns tensors mixed with other values")
+                continue  # a SymInt, a number: bound per call
+            self.dyn[node] = [_dyn(v, symbol) for v in _tensors(val)]
+            if node.op == "call_function":
+                self._check(node)
+
+    def of(self, value: Any) -> Dyn:
+        return self.dyn[value][0] if isinstance(value, torch.fx.Node) and value in self.dyn else None
+
+    def _check(self, node: torch.fx.Node) -> None:
+        target = node.target
+        if target is operator.getitem:
+            return
+        try:
+            name = target_name(target)
+        except GraphDescriptionError as err:
+            raise NotGeneric(str(err)) from err
+        inputs = [self.of(a) for a in node.all_input_nodes if a in self.dyn]
+        held = [d for d in inputs if d is not None]
+        outs = self.dyn[node]
+        if target == aten.copy_.default or (isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable):
+            raise NotGeneric(f"{name} writes an input in place (a chunk that overlaps the one before it would read its writes)")
+        if isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in target.tags:
+            raise NotGeneric(f"{name} draws random numbers (chunks would draw other numbers than one call)")
+        if target in _FILLS:
+            return
+        if not held:
+            if any(o is not None for o in outs) and target not in _RELABELS:
+                raise NotGeneric(f"{name} makes the dynamic size from no input that holds it")
+            return
+        scale = held[0][1]
+        if any(sympy.simplify(d[1] - scale) != 0 for d in held):
+            raise NotGeneric(f"{name} combines tensors holding {self.symbol} with different scales")
+        if name == "aten.mm.default" or name == "aten.addmm.default":
+            a, b = (node.args[1], node.args[2]) if name == "aten.addmm.default" else node.args[:2]
+            da, db = self.of(a), self.of(b)
+            want = (0 if da is not None and da[0] == 0 and db is None else
+                    1 if da is None and db is not None and db[0] == 1 else None)
+            if want is None:
+                raise NotGeneric(f"{name} contracts over the dynamic size")
+            self._expect(node, name, [(want, scale)], right_aligned=name == "aten.addmm.default")
+            return
+        if name == "aten.bmm.default":
+            da, db = self.of(node.args[0]), self.of(node.args[1])
+            want = (0 if da is not None and db is not None and da[0] == 0 and db[0] == 0 else
+                    1 if da is not None and da[0] == 1 and db is None else
+                    2 if da is None and db is not None and db[0] == 2 else None)
+            if want is None:
+                raise NotGeneric(f"{name} contracts over the dynamic size")
+            self._expect(node, name, [(want, scale)])
+            return
+        if name == "aten.embedding.default":
+            if self.of(node.args[0]) is not None:
+                raise NotGeneric(f"{name} looks rows up in a table of the dynamic size")
+            self._keep(node, name, scale)
+            return
+        if target in _REDUCTIONS or target in _DIM_AT or target == aten.native_layer_norm.default:
+            d = held[0][0]
+            if target in _REDUCTIONS:
+                dims = _dims(node)
+            elif target == aten.native_layer_norm.default:
+                rank = len(node.args[0].meta["val"].shape)
+                dims = list(range(rank - len(node.args[1]), rank))
+            else:
+                dims = [node.args[_DIM_AT[target]] % len(node.args[0].meta["val"].shape)] \
+                    if target != aten.cat.default else [node.args[1] if len(node.args) > 1 else 0]
+            if any(x is not None and x[0] != d for x in inputs) and target != aten.cat.default:
+                raise NotGeneric(f"{name} takes the dynamic size in different dims")
+            if d in dims:
+                raise NotGeneric(f"{name} reduces or indexes along the dynamic size")
+            if target == aten.cat.default and any(self.of(t) is None or self.of(t)[0] != d for t in node.args[0]):
+                raise NotGeneric(f"{name} joins tensors of which not all hold the dynamic size in one dim")
+            shift = 0 if target not in _REDUCTIONS or _keepdim(node) or target == aten.cumsum.default else \
+                sum(1 for x in dims if x < d)
+            self._expect(node, name, [(d - shift, scale)])
+            return
+        if target in _RESHAPES:
+            self._reshape(node, name, held[0])
+            return
+        if target in _RELABELS or target in _SAME_SHAPE:
+            self._keep(node, name, scale)
+            return
+        if isinstance(target, torch._ops.OpOverload) and torch.Tag.pointwise in target.tags:
+            self._expect(node, name, [(self.dyn[node][0][0] if self.dyn[node][0] else -1, scale)], right_aligned=True)
+            return
+        raise NotGeneric(f"{name} is not known to act on each row of the dynamic size on its own")
+
+    def _keep(self, node: torch.fx.Node, name: str, scale: sympy.Expr) -> None:
+        for out in self.dyn[node]:
+            if out is None or sympy.simplify(out[1] - scale) != 0:
+                raise NotGeneric(f"{name} does not keep the dynamic size in a dim of its own")
+
+    def _expect(self, node: torch.fx.Node, name: str, wanted: list[tuple[int, sympy.Expr]],
+                right_aligned: bool = False) -> None:
+        """Every output holds the size in the wanted dim; with `right_aligned` every input that holds
+        it does so in the dim broadcasting aligns with it (others broadcast along it)."""
+        dim, scale = wanted[0]
+        for out in self.dyn[node]:
+            if out is None or out[0] != dim or sympy.simplify(out[1] - scale) != 0:
+                raise NotGeneric(f"{name} does not keep the dynamic size in dim {dim}")
+        if right_aligned:
+            rank = len(_tensors(node.meta["val"])[0].shape)
+            for a in node.all_input_nodes:
+                d = self.of(a)
+                if d is not None and d[0] + rank - len(a.meta["val"].shape) != dim:
+                    raise NotGeneric(f"{name} broadcasts the dynamic size into another dim")
+
+    def _reshape(self, node: torch.fx.Node, name: str, source: tuple[int, sympy.Expr]) -> None:
+        """A view keeps rows of the size contiguous when the dims before it match and every unit of
+        the size spans as many elements before as after."""
+        out = self.dyn[node][0]
+        if out is None:
+            raise NotGeneric(f"{name} merges the dynamic size with another dim")
+        shape_in = [_expr(s) for s in node.args[0].meta["val"].shape]
+        shape_out = [_expr(s) for s in node.meta["val"].shape]
+        outer_in, outer_out = sympy.prod(shape_in[:source[0]]), sympy.prod(shape_out[:out[0]])
+        inner_in = source[1] * sympy.prod(shape_in[source[0] + 1:])
+        inner_out = out[1] * sympy.prod(shape_out[out[0] + 1:])
+        if sympy.simplify(outer_in - outer_out) != 0 or sympy.simplify(inner_in - inner_out) != 0:
+            raise NotGeneric(f"{name} reorders rows of the dynamic size")
+
+
+def _outermost(val: torch.Tensor, dyn: Dyn, binding: dict) -> bool:
+    """Whether the dynamic dim of `val` is outermost but for dims of one element (its rows are then
+    contiguous and the other strides do not depend on the size)."""
+    return dyn is None or all(int(_expr(s).subs(binding)) == 1 for s in val.shape[:dyn[0]])
+
+
+def _specialize(gm: torch.fx.GraphModule, binding: dict, drop_outputs: set[int]) -> torch.fx.GraphModule:
+    """`gm` with every symbolic integer node replaced by its value under `binding` (tensor nodes keep
+    their symbolic metadata) and the outputs at `drop_outputs` left out."""
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, Any] = {}
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if node.op == "output":
+            outs = list(node.args[0])
+            graph.output(tuple(torch.fx.node.map_arg(v, lambda x: env[x]) for i, v in enumerate(outs)
+                               if i not in drop_outputs))
+        elif isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            if node.op == "placeholder":  # kept (the call passes it), read by no node
+                graph.node_copy(node, lambda x: env[x])
+            value = _expr(val).subs(binding)
+            env[node] = int(value) if isinstance(val, torch.SymInt) else bool(value) if isinstance(val, torch.SymBool) \
+                else float(value)
+        else:
+            env[node] = graph.node_copy(node, lambda x: env[x])
+    return torch.fx.GraphModule(gm, graph)
+
+
+class DynamicGraph:
+    """An AOT graph with symbolic shapes, called (boxed) with concrete arguments."""
+
+    _boxed_call = True
+
+    def __init__(self, gm: torch.fx.GraphModule, examples: Sequence[Any], compile_static: Callable) -> None:
+        self.gm = gm
+        self.compile_static = compile_static
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        # Where each symbol is read from a call: (argument, dim or None for an integer argument).
+        self.sources: dict[sympy.Symbol, tuple[int, int | None]] = {}
+        for k, node in enumerate(placeholders):
+            val = node.meta.get("val", examples[k])
+            sizes = [(d, s) for d, s in enumerate(val.shape)] if isinstance(val, torch.Tensor) else [(None, val)]
+            for d, size in sizes:
+                e = _expr(size)
+                if isinstance(e, sympy.Symbol):
+                    self.sources.setdefault(e, (k, d))
+        self.outputs = list(gm.graph.output_node().args[0])
+        self.symbolic_outputs = {i for i, v in enumerate(self.outputs)
+                                 if isinstance(v, torch.fx.Node) and not isinstance(v.meta.get("val"), torch.Tensor)
+                                 or not isinstance(v, (torch.fx.Node, type(None)))}
+        self.rows: _Rows | None = None
+        self.reason = ""
+        for symbol in self.sources:
+            try:
+                self.rows = _Rows(gm, symbol)
+                self._check_boundary(placeholders)
+                break
+            except NotGeneric as err:
+                self.rows = None
+                self.reason = self.reason or str(err)
+        if not self.sources:
+            self.reason = "no dynamic size is read from an input"
+        self.chunked: dict[tuple, list[tuple[int, Callable]]] = {}
+        self.static: dict[tuple, Callable] = {}
+        self.compiles = 0
+
+    def _check_boundary(self, placeholders: list[torch.fx.Node]) -> None:
+        """Inputs and outputs holding the size hold it outermost; outputs are no views of inputs."""
+        rows = self.rows
+        unit = {s: 2 for s in self.sources}  # sizes Dynamo keeps symbolic are >= 2
+        for node in placeholders + [v for v in self.outputs if isinstance(v, torch.fx.Node)]:
+            val = node.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                dyn = rows.of(node)
+                if not _outermost(val, dyn, unit):
+                    raise NotGeneric(f"{node.name} holds the dynamic size behind a dim of more than one element")
+                if node.op == "call_function" and node.target in _RELABELS | _RESHAPES and dyn is not None:
+                    base = node
+                    while base.op == "call_function" and base.target in _RELABELS | _RESHAPES:
+                        base = base.args[0]
+                    if base.op == "placeholder":
+                        raise NotGeneric(f"{node.name} returns a view of an input of the dynamic size")
+        if any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and
+               any(isinstance(v, torch.Tensor) and v.device.type == "cpu" for v in _tensors(n.meta.get("val")))
+               for n in self.gm.graph.nodes):
+            raise NotGeneric("it computes on CPU tensors (the graph splits)")
+
+    def _binding(self, args: list) -> dict:
+        return {s: (args[k].size(d) if d is not None else int(args[k])) for s, (k, d) in self.sources.items()}
+
+    def __call__(self, args: list) -> list:
+        binding = self._binding(args)
+        if self.rows is not None:
+            run = self._chunk_plan(args, binding)
+            if run is not None:
+                outs = run(list(args))
+                return self._with_symbolic(outs, binding)
+        key = tuple(binding.values())
+        run = self.static.get(key)
+        if run is None:
+            self._count_compile()
+            static = make_fx(self.gm, tracing_mode="fake")(*args)
+            run = self.static[key] = self.compile_static(static, list(args))
+        return run(list(args))
+
+    def _count_compile(self) -> None:
+        if self.compiles:
+            stats.count("recompiles")
+        else:
+            stats.note_per_shape(self.reason)
+        self.compiles += 1
+
+    def _with_symbolic(self, tensors: list, binding: dict) -> list:
+        """The graph's outputs: the chunked run's tensors with its integer outputs in their places."""
+        if not self.symbolic_outputs:
+            return tensors
+        it = iter(tensors)
+        return [(int(_expr(v.meta["val"]).subs(binding)) if isinstance(v, torch.fx.Node) else v)
+                if i in self.symbolic_outputs else next(it) for i, v in enumerate(self.outputs)]
+
+    def _chunk_plan(self, args: list, binding: dict) -> Callable | None:
+        """The chunked executable for this call (compiled for a chunk of its size when no chunk so far
+        fits), None when the graph turned out not to compile chunked (it then runs per shape)."""
+        symbol = self.rows.symbol
+        size = binding[symbol]
+        key = tuple(v for s, v in binding.items() if s is not symbol)
+        plans = self.chunked.setdefault(key, [])
+        fitting = [run for extent, run in plans if extent <= size]
+        if fitting:
+            return fitting[-1]
+        chunk_binding = {**binding, symbol: size}
+        try:
+            run = self._compile_chunked(args, chunk_binding, size)
+        except (NotGeneric, CompileRejected, WorkerCrashed, GraphDescriptionError) as err:
+            self.reason = f"compiled chunked it failed: {str(err).strip().splitlines()[-1][:200] if str(err).strip() else type(err).__name__}"
+            self.rows = None
+            return None
+        if self.compiles:
+            stats.count("recompiles")
+        else:
+            stats.count("shape_generic_graphs")
+        self.compiles += 1
+        plans.append((size, run))
+        plans.sort(key=lambda p: p[0])
+        return run
+
+    def _compile_chunked(self, args: list, binding: dict, extent: int) -> Callable:
+        rows = self.rows
+        scales = {}
+        for node, dyns in rows.dyn.items():
+            values = []
+            for dyn in dyns:
+                if dyn is None:
+                    values.append(None)
+                    continue
+                scale = dyn[1].subs(binding)
+                if not (scale.is_Integer and int(scale) > 0):
+                    raise NotGeneric(f"{node.name} holds the size times {dyn[1]} = {scale}, not a whole number")
+                values.append((dyn[0], int(scale)))
+            scales[node.name] = values[0] if len(values) == 1 else None
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        examples = []
+        size_source = None
+        for k, (node, arg) in enumerate(zip(placeholders, args)):
+            dyn = scales.get(node.name)
+            if isinstance(arg, torch.Tensor) and dyn is not None:
+                examples.append(arg.narrow(dyn[0], 0, extent * dyn[1]))
+                size_source = size_source or (k, dyn[0], dyn[1])
+            else:
+                examples.append(arg)
+        if size_source is None:
+            raise NotGeneric("no tensor input holds the dynamic size")
+        static = _specialize(self.gm, binding, self.symbolic_outputs)
+        chunk = {"extent": extent, "size": size_source, "dims": scales}
+        return GraphExecutable(static, examples, chunk=chunk).boxed()
+
+
+def compile_dynamic(gm: torch.fx.GraphModule, examples: Sequence[Any], compile_static: Callable) -> Callable | None:
+    """A DynamicGraph for an AOT graph with symbolic shapes, None when its shapes are all static."""
+    symbolic = any(isinstance(e, (torch.SymInt, torch.SymFloat)) or isinstance(e, torch.Tensor) and
+                   any(isinstance(s, torch.SymInt) for s in e.shape) for e in examples)
+    return DynamicGraph(gm, examples, compile_static) if symbolic else None
+
+
+__all__ = ["DynamicGraph", "NotGeneric", "compile_dynamic"]
