@@ -1,5 +1,6 @@
 """F.scaled_dot_product_attention on npu tensors: the flash kernels (overrideable SDPA backend)
-against CPU SDPA, forward and gradients; and flash memory at S=2048 staying O(S)."""
+against CPU SDPA, forward and gradients; dropout against CPU attention with the flash kernels'
+Philox keep mask; and flash memory at S=2048 staying O(S)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import torch.nn.functional as F
 
 import torch_npu  # noqa: F401
 from conftest import assert_no_fallback
+from npu_mlir.frontend.references import philox
 
 FLASH_FORWARD = "npu::_npu_flash_attention_forward_step"
 FLASH_BACKWARD = "npu::_npu_flash_attention_backward_step"
@@ -90,12 +92,48 @@ def test_sdpa_mask_without_grad_skips_the_bias_gradient(eager_stats):
     assert FLASH_BIAS_GRAD not in eager_stats()
 
 
-def test_sdpa_dropout_takes_the_math_path():
-    q, k, v, _ = make(1, 2, 2, 8, 8, 16)
-    torch.npu.reset_eager_stats()
-    out = F.scaled_dot_product_attention(q.npu(), k.npu(), v.npu(), dropout_p=0.5)
-    assert out.shape == q.shape
-    assert FLASH_FORWARD not in torch.npu.eager_stats()
+def _philox_keep(shape: tuple, seed: int, offset: int, keep_prob: float) -> torch.Tensor:
+    """The keep mask of the flash kernels at (seed, offset): one Philox uniform per score (as npu_fusion_attention)."""
+    return philox.uniform(torch.empty(shape), seed, offset, 0.0, 1.0) < keep_prob
+
+
+@pytest.mark.parametrize("causal_gqa", [False, True])
+def test_sdpa_dropout_runs_the_flash_kernels_with_the_philox_mask(causal_gqa, eager_stats):
+    b, n, s1, s2, d, p = 2, 4, 8, 16, 16, 0.3
+    q, k, v, dy = make(b, n, 2 if causal_gqa else n, s1, s2, d, seed=8)
+    kwargs = {"is_causal": True, "enable_gqa": True} if causal_gqa else {}
+    torch.npu.manual_seed(5)
+    direct = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(
+        q.npu(), k.npu(), v.npu(), None, p, causal_gqa, False)
+    seed, offset = direct[6].item(), direct[7].item()
+    assert seed == 5
+    keep = _philox_keep((b, n, s1, s2), seed, offset, 1 - p)
+    assert 0.5 < keep.float().mean().item() < 0.9
+
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    kx, vx = (t.repeat_interleave(n // t.shape[1], 1) for t in leaves[1:])
+    scores = leaves[0] @ kx.transpose(2, 3) / d ** 0.5
+    if causal_gqa:
+        scores = scores.masked_fill(torch.ones(s1, s2, dtype=torch.bool).triu(1), float("-inf"))
+    want = (torch.softmax(scores, -1) * keep / (1 - p)) @ vx
+    want.backward(dy)
+
+    torch.npu.manual_seed(5)  # the same seed draws the same mask again
+    npu = [t.npu().requires_grad_() for t in (q, k, v)]
+    got = F.scaled_dot_product_attention(*npu, dropout_p=p, **kwargs)
+    got.backward(dy.npu())
+    assert torch.equal(got.detach().cpu(), direct[0].cpu())
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-5, rtol=1e-5)
+    for g, w in zip(npu, leaves):
+        torch.testing.assert_close(g.grad.cpu(), w.grad, atol=1e-5, rtol=1e-5)
+    again = F.scaled_dot_product_attention(*npu, dropout_p=p, **kwargs)
+    assert not torch.equal(again.detach().cpu(), got.detach().cpu())  # the generator moved on
+    everything = F.scaled_dot_product_attention(*npu, dropout_p=1.0, **kwargs)
+    assert torch.equal(everything.detach().cpu(), torch.zeros(b, n, s1, d))
+    stats = eager_stats()
+    assert stats[FLASH_FORWARD]["compiled"] >= 1 and stats[FLASH_BACKWARD]["compiled"] >= 1
+    assert "npu::_npu_philox_uniform" not in stats  # no S1 x S2 draws
+    assert_no_fallback()
 
 
 def test_long_causal_sequence_memory_is_linear():

@@ -7,8 +7,9 @@
 // call by copies, O(S * D) bytes in all.
 //
 // SDPA: torch 2.13 asks the PrivateUse1 _fused_sdp_choice_stub which backend to use; we answer
-// `overrideable` (dropout_p == 0) and implement _scaled_dot_product_fused_attention_overrideable
-// and its backward, whose autograd formula torch already has. Dropout keeps the math path.
+// `overrideable` and implement _scaled_dot_product_fused_attention_overrideable and its backward,
+// whose autograd formula torch already has. Dropout is the flash kernels' (the Philox keep mask
+// npu_fusion_attention draws, at the (seed, offset) the forward returns for the backward).
 #include "torch_npu/csrc/aten/FlashAttention.h"
 
 #include <ATen/native/transformers/attention.h>
@@ -16,16 +17,19 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/ones_like.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
 
 #include <cmath>
+#include <mutex>
 #include <string>
 #include <algorithm>
 #include <vector>
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
+#include "torch_npu/csrc/core/NpuGenerator.h"
 #include "torch_npu/csrc/eager/OpCommand.h"
 
 namespace torch_npu::native::flash {
@@ -203,6 +207,13 @@ FlashForward forward(const FlashProblem& p) {
   return r;
 }
 
+std::pair<int64_t, int64_t> reserveDropout(c10::DeviceIndex device, int64_t draws) {
+  auto* gen = getDefaultNpuGenerator(device).get<NpuGeneratorImpl>();
+  std::lock_guard<std::mutex> lock(gen->mutex_);
+  auto [seed, offset] = gen->reservePhilox(static_cast<uint64_t>(draws));
+  return {static_cast<int64_t>(seed), static_cast<int64_t>(offset)};
+}
+
 FlashGrads backward(const FlashProblem& p, const at::Tensor& out, const at::Tensor& dout,
                     const at::Tensor& softmaxMax, const at::Tensor& softmaxSum) {
   Dims d = dims(p);
@@ -349,7 +360,7 @@ FlashProblem sdpaProblem(const at::Tensor& query, const at::Tensor& key, const a
 int64_t fusedSdpChoice(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                        const std::optional<at::Tensor>& attnMask, double dropoutP, bool /*isCausal*/,
                        std::optional<double> /*scale*/, bool /*enableGqa*/) {
-  bool fits = dropoutP == 0.0 && query.dim() == 4 && key.dim() == 4 && value.dim() == 4 &&
+  bool fits = query.dim() == 4 && key.dim() == 4 && value.dim() == 4 &&
               at::isFloatingType(query.scalar_type()) && query.scalar_type() != at::kDouble &&
               !query.is_nested() && at::globalContext().userEnabledOverrideableSDP();
   // A traced call (torch.compile's fake and functional tensors carry the Python key) takes the
@@ -362,28 +373,56 @@ int64_t fusedSdpChoice(const at::Tensor& query, const at::Tensor& key, const at:
 using OverrideableResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt,
                                       at::Tensor, at::Tensor, at::Tensor>;
 
+// Dropout keeps a score where its Philox uniform at (seed, offset + its [B, N, L, S] index) is below
+// 1 - dropout_p; dropout_p 1 keeps none and draws nothing.
+void sdpaDropout(FlashProblem& p, double dropoutP, int64_t seed, int64_t offset) {
+  if (dropoutP <= 0.0) return;
+  TORCH_CHECK(dropoutP <= 1.0, kSdpa, ": dropout_p is ", dropoutP, "; expected a probability in [0, 1]\n",
+              opsErr(ErrCode::VALUE));
+  p.dropout = true;
+  p.keepProb = 1.0 - dropoutP;
+  p.dropSeed = seed;
+  p.dropOffset = offset;
+}
+
+int64_t scores(const at::Tensor& query, const at::Tensor& key) {
+  return query.size(0) * query.size(1) * query.size(2) * key.size(2);
+}
+
 OverrideableResult sdpaForward(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                                const std::optional<at::Tensor>& attnBias, double dropoutP, bool isCausal,
                                bool /*returnDebugMask*/, std::optional<double> scale) {
-  TORCH_CHECK(dropoutP == 0.0, kSdpa, ": the npu flash kernel has no dropout (dropout_p ", dropoutP,
-              "); _fused_sdp_choice sends dropout to the math path\n", opsErr(ErrCode::NOT_SUPPORT));
-  FlashForward f = forward(sdpaProblem(query, key, value, attnBias, isCausal, scale));
+  FlashProblem p = sdpaProblem(query, key, value, attnBias, isCausal, scale);
+  std::pair<int64_t, int64_t> drop{0, 0};
+  if (dropoutP > 0.0 && dropoutP < 1.0) drop = reserveDropout(query.device().index(), scores(query, key));
+  sdpaDropout(p, dropoutP, drop.first, drop.second);
+  FlashForward f = forward(p);
   // logsumexp [B, N, L] = max + log(sum): the backward reads it as softmax_max with a sum of 1.
   at::Tensor lse = f.softmaxMax.select(3, 0).add(f.softmaxSum.select(3, 0).log());
   at::Tensor none = at::empty({0}, query.options().dtype(at::kLong));
-  return {f.out, lse, none, none, query.size(2), key.size(2), none, none, at::empty({0}, query.options())};
+  // The Philox state as CUDA's flash attention returns it: 0-d int64 host tensors.
+  at::Tensor seed = at::scalar_tensor(drop.first, at::TensorOptions().dtype(at::kLong));
+  at::Tensor offset = at::scalar_tensor(drop.second, at::TensorOptions().dtype(at::kLong));
+  return {f.out, lse, none, none, query.size(2), key.size(2), seed, offset, at::empty({0}, query.options())};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpaBackward(
     const at::Tensor& gradOut, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
     const at::Tensor& attnBias, std::array<bool, 4> gradInputMask, const at::Tensor& out,
     const at::Tensor& logsumexp, const at::Tensor& /*cumSeqQ*/, const at::Tensor& /*cumSeqK*/, c10::SymInt /*maxQ*/,
-    c10::SymInt /*maxK*/, double dropoutP, bool isCausal, const at::Tensor& /*philoxSeed*/,
-    const at::Tensor& /*philoxOffset*/, std::optional<double> scale) {
-  TORCH_CHECK(dropoutP == 0.0, kSdpa, ": the npu flash kernel has no dropout\n", opsErr(ErrCode::NOT_SUPPORT));
+    c10::SymInt /*maxK*/, double dropoutP, bool isCausal, const at::Tensor& philoxSeed,
+    const at::Tensor& philoxOffset, std::optional<double> scale) {
   std::optional<at::Tensor> mask;
   if (attnBias.defined()) mask = attnBias;
   FlashProblem p = sdpaProblem(query, key, value, mask, isCausal, scale);
+  if (dropoutP > 0.0 && dropoutP < 1.0) {
+    TORCH_CHECK(philoxSeed.numel() == 1 && philoxOffset.numel() == 1, kSdpa,
+                ": the backward of a dropout call needs the philox_seed and philox_offset its forward returned\n",
+                opsErr(ErrCode::PARAM));
+    sdpaDropout(p, dropoutP, philoxSeed.item<int64_t>(), philoxOffset.item<int64_t>());
+  } else {
+    sdpaDropout(p, dropoutP, 0, 0);
+  }
   p.biasGrad = gradInputMask[3] && attnBias.defined() && at::isFloatingType(attnBias.scalar_type());
   at::Tensor rowMax = logsumexp.unsqueeze(3);
   FlashGrads g = backward(p, out, gradOut, rowMax, at::ones_like(rowMax));

@@ -8,8 +8,10 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
 
 namespace torch_npu::native::flash {
 
@@ -48,6 +50,11 @@ struct FlashGrads {
 };
 
 FlashForward forward(const FlashProblem& p);
+
+// Dropout's generator state: (seed, offset) of the default generator of npu `device`, advanced past
+// `draws` Philox draws (one per attention score, B * N * S1 * S2); the kernels take the uint64 seed
+// and offset bit-cast to int64.
+std::pair<int64_t, int64_t> reserveDropout(c10::DeviceIndex device, int64_t draws);
 
 // out: the forward's output (recomputed when undefined); softmaxMax / softmaxSum: [B, N, S1, k]
 // float32, column 0 read (k = 8 from npu_fusion_attention, 1 from SDPA's logsumexp with sum 1).

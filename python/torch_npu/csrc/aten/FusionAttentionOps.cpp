@@ -4,13 +4,11 @@
 // or without pse (the flash bias, scale * pse, and its gradient), with or without dropout (the keep
 // mask drawn per block pair in the step kernels from torch_npu's Philox draws at (seed, offset), so
 // the backward, given the seed and offset the forward returned, redraws the same mask).
-#include <ATen/core/Generator.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
 #include <array>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -18,7 +16,6 @@
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
 #include "torch_npu/csrc/aten/FlashAttention.h"
-#include "torch_npu/csrc/core/NpuGenerator.h"
 #include "torch_npu/csrc/eager/OpCommand.h"
 
 namespace torch_npu::native {
@@ -142,15 +139,11 @@ std::optional<at::Tensor> kernelMask(const std::optional<at::Tensor>& mask) {
   return mask->scalar_type() == at::kByte ? mask->view(at::kChar) : *mask;
 }
 
-// Dropout's generator state: (seed, offset) of the default npu generator, advanced past the
-// B * N * S1 * S2 draws the step kernels make (none for keep_prob 0 or 1, as torch_npu).
+// Dropout's generator state, advanced past the B * N * S1 * S2 draws the step kernels make (none
+// for keep_prob 0 or 1, as torch_npu).
 std::pair<int64_t, int64_t> reserveDropout(const Geometry& g, const at::Tensor& query, double keepProb) {
   if (keepProb >= 1.0 || keepProb <= 0.0) return {0, 0};
-  auto* gen = getDefaultNpuGenerator(query.device().index()).get<NpuGeneratorImpl>();
-  std::lock_guard<std::mutex> lock(gen->mutex_);
-  // The kernels take int64 parameters: the uint64 seed and offset pass bit-cast.
-  auto [seed, offset] = gen->reservePhilox(static_cast<uint64_t>(g.numels()));
-  return {static_cast<int64_t>(seed), static_cast<int64_t>(offset)};
+  return flash::reserveDropout(query.device().index(), g.numels());
 }
 
 // [B, N, S, D] view of an input in `layout` (heads of size headDim), and back (contiguous).
