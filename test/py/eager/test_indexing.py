@@ -165,11 +165,23 @@ def test_an_index_out_of_range_raises_at_sync(name, eager_stats):
     assert_no_fallback()
 
 
-def test_a_mask_with_more_true_elements_than_values_raises_at_sync(eager_stats):
-    x, mask = torch.zeros(2, 3), torch.tensor([[True, False, True], [True, True, False]])
+# name -> (self shape, mask, index position, values shape): the mask's True elements are not as
+# many as the values' rows.
+_MISCOUNTED = {
+    "more_true_elements": ((2, 3), [[True, False, True], [True, True, False]], 0, (3,)),
+    "fewer_true_elements": ((2, 3), [[True, False, False], [False, True, False]], 0, (3,)),
+    "fewer_after_none": ((2, 5, 3), [True, False, True, False, False], 1, (2, 3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MISCOUNTED))
+def test_a_mask_with_another_count_than_values_raises_at_sync(name, eager_stats):
+    shape, mask, position, values_shape = _MISCOUNTED[name]
+    x, mask, values = torch.zeros(shape), torch.tensor(mask), torch.ones(values_shape)
+    indices = [None] * position + [mask]
     with pytest.raises(RuntimeError):
-        x.clone().index_put_((mask,), torch.ones(3))
+        torch.ops.aten.index_put_(x.clone(), indices, values)
     target = x.npu()
-    target.index_put_((mask.npu(),), torch.ones(3).npu())
+    torch.ops.aten.index_put_(target, _on("npu", indices), values.npu())
     with pytest.raises(RuntimeError, match=r"(?s)device-side assertion failed.*ERR\d{5}"):
         torch.npu.synchronize()

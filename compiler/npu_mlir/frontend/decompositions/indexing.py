@@ -10,8 +10,7 @@ through bounds.in_range: one out of range fails the kernel at the next synchroni
   L x P x the rest.
 - A bool mask in index_put (`x[mask] = v`, the only index) needs no positions: where(mask, v, x).
   Values with one row per True element take the k-th row for the k-th True (a running count of the
-  mask); more True elements than rows fail the kernel, fewer are not detected (the CPU raises a
-  shape mismatch).
+  mask), and a count other than the rows' fails the kernel, where the CPU raises a shape mismatch.
   A bool mask in index.Tensor has a data-dependent shape: the meta function refuses it and the
   call runs on the CPU fallback.
 Imported by retrace.py.
@@ -95,10 +94,9 @@ def _masked_put(self: torch.Tensor, first: int, mask: torch.Tensor, values: torc
     else:
         flat = mask.reshape(-1)
         running = cumsum(flat.to(torch.int64), 0) - 1  # the k-th True element takes row k
-        # More True elements than values has rows fails the kernel (in_range below); fewer is not
-        # detected (the CPU raises a shape mismatch): a check of the count, split into a generic of
-        # its own, read the count before its reduction had run and failed valid calls.
-        row = torch.where(flat, running, 0)
+        # Zero when the mask holds as many True elements as values has rows, else the kernel fails.
+        agreed = in_range(flat.sum(0, keepdim=True).to(torch.int64) - values.shape[axis], 1)
+        row = torch.where(flat, running, 0) + agreed
         picked = aten.index.Tensor(values, [None] * axis + [_gathered(in_range(row, values.shape[axis]), values.shape[axis]).reshape(mask.shape)])
     where = mask.reshape(list(mask.shape) + [1] * rest)
     if accumulate:
