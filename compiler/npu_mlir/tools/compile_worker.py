@@ -2,7 +2,8 @@
 
 Run as `python -m npu_mlir.tools.compile_worker` (torch_npu/eager/workers.py starts the pool): it
 needs only torch and npu_mlir, and must not load the device runtime. Frames on the protocol pipe are a 4-byte
-little-endian length and a pickle: request dict in, ("ok", metadata) or ("error", message) out.
+little-endian length and a pickle: request dict in, ("ok", KernelRecord) or ("error", message) out
+(compile_protocol.py).
 A request with kind "graph" is a whole torch.compile graph (frontend/fx_graph.py), else one eager call.
 A crash of MLIR (SIGFPE, LLVM ERROR) ends only this process; the pool in workers.py notices.
 """
@@ -35,10 +36,13 @@ def main() -> int:
     from npu_mlir.frontend import fx_graph, kernel_build  # after the dup2: their imports may print
     # What every build imports lazily, loaded before "ready": the pool starts workers as a miss is
     # being planned in the user's process, so this overlaps the plan instead of delaying the compile.
-    import npu_mlir.frontend.torch_import  # noqa: F401
     import npu_mlir.pipeline  # noqa: F401
     import npu_mlir.targets.launch_list  # noqa: F401
+    from npu_mlir.frontend import torch_import
     from npu_mlir.targets.sim.build import linking_together
+    from npu_mlir.tools.compile_protocol import record_from_build
+
+    torch_import._decompositions()  # the trace's table (~0.5 s): built here, not in the first request
 
     builders = {"graph": fx_graph.build, "op": kernel_build.build}
 
@@ -54,10 +58,9 @@ def main() -> int:
             # A request's kernels (a launch list, a graph's) are generated and linked as one .so.
             start = time.perf_counter()
             with linking_together():
-                record = builders[request.get("kind", "op")](request)
-            if "compile_ms" in record:
-                record["compile_ms"] = (time.perf_counter() - start) * 1e3
-            answer = ("ok", record)
+                built = builders[request.get("kind", "op")](request)
+            built["compile_ms"] = (time.perf_counter() - start) * 1e3
+            answer = ("ok", record_from_build(built))
         except Exception as err:  # a rejected op is an answer, not a worker failure
             answer = ("error", f"{type(err).__name__}: {err}"[:4000] or traceback.format_exc())
         data = pickle.dumps(answer)

@@ -17,11 +17,13 @@ front end, references, the CPU twin's headers), this package's sources (the plan
 the torch / torch-mlir versions, so a changed compiler never loads a stale kernel; any edit under
 compiler/npu_mlir/ starts an empty directory. An entry whose JSON does not parse, whose libraries are
 missing or whose bytes no longer match the recorded hashes is deleted with its libraries, and the call
-compiles again. Nothing here imports MLIR.
+compiles again; so is an entry of another protocol version (npu_mlir.tools.compile_protocol), which
+the version directory's hash should already keep apart. Nothing here imports MLIR.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -32,6 +34,9 @@ import torch
 
 from npu_mlir.frontend.kernel_build import PIPELINE_ENV
 from npu_mlir.targets.sim.cache import CACHE_ENV, cache_root, compiler_fingerprint, hash_sources
+from npu_mlir.tools.compile_protocol import (Dispatch, EagerAnswer, KernelRecord, Launch, Rejected, StaleRecord,
+                                             Stored, Unsupported, dispatch_from_json, dispatch_to_json, from_json,
+                                             to_json)
 
 __all__ = ["CACHE_ENV", "cache_root", "call_key", "compiler_version", "entry_path", "load", "load_answer",
            "store", "store_baked", "version_dir"]
@@ -74,8 +79,8 @@ def _discard(entry: Path, libraries: list[Path]) -> None:
 
 
 def _read(key: bytes) -> dict | None:
-    """The entry of `key` with its launches' so_path made absolute, or None (a damaged entry is
-    removed with its libraries)."""
+    """The entry of `key` as stored (its record still JSON), or None (a damaged entry is removed with its
+    libraries)."""
     entry = entry_path(key)
     try:
         text = entry.read_text()
@@ -89,8 +94,6 @@ def _read(key: bytes) -> dict | None:
         libraries = [entry.parent / name for name, _ in meta["libraries"]]
         intact = all(lib.exists() and _file_hash(lib) == digest for lib, (_, digest) in zip(libraries, meta["libraries"]))
         if meta["key"] == key.hex() and intact:
-            for launch in meta.get("kernel", {}).get("launches", []):
-                launch["so_path"] = str(entry.parent / launch["so_path"])
             return meta
     except (ValueError, KeyError, TypeError, AttributeError):
         pass
@@ -98,27 +101,51 @@ def _read(key: bytes) -> dict | None:
     return None
 
 
-def load(key: bytes) -> dict | None:
+def _record(key: bytes, meta: dict) -> Stored | None:
+    """The typed record of an entry, its launches' so_path made absolute; None (and the entry removed)
+    when another protocol version wrote it."""
+    entry = entry_path(key)
+    try:
+        stored = from_json(meta["kernel"])
+    except (StaleRecord, KeyError, TypeError):
+        _discard(entry, [entry.parent / name for name, _ in meta.get("libraries", [])])
+        return None
+    if isinstance(stored, KernelRecord) and stored.launches:
+        launches = tuple(Launch(str(entry.parent / l.so_path), l.symbol, l.block_dim, l.refs) for l in stored.launches)
+        stored = dataclasses.replace(stored, launches=launches)
+    return stored
+
+
+def load(key: bytes) -> Stored | None:
     """The stored record for `key` (its launches' so_path made absolute), or None."""
     meta = _read(key)
-    return meta["kernel"] if meta is not None and "kernel" in meta else None
+    return _record(key, meta) if meta is not None and "kernel" in meta else None
 
 
-def load_answer(key: bytes, args: list) -> dict | None:
+def load_answer(key: bytes, args: list) -> EagerAnswer | Unsupported | None:
     """What miss.py answers the dispatcher for this call, as an earlier process stored it, or None."""
     baked: list[int] = []
-    meta = _read(call_key(key, baked, args))
+    entry_key = call_key(key, baked, args)
+    meta = _read(entry_key)
     if meta is None:
         marker = _read(key)
         if marker is None or "baked" not in marker:
             return None
         baked = marker["baked"]
-        meta = _read(call_key(key, baked, args))
-    if meta is None or "dispatch" not in meta:
+        entry_key = call_key(key, baked, args)
+        meta = _read(entry_key)
+    if meta is None or "dispatch" not in meta or "kernel" not in meta:
         return None
-    if meta["kernel"].get("rejected"):
-        return {"unsupported": meta["kernel"]["rejected"], "crashed": False, "baked": baked}
-    return dict(meta["kernel"], **meta["dispatch"])
+    stored = _record(entry_key, meta)
+    if isinstance(stored, Rejected):
+        return Unsupported(stored.reason, crashed=False, baked=tuple(baked))
+    if stored is None:
+        return None
+    try:
+        return EagerAnswer(stored, dispatch_from_json(meta["dispatch"]))
+    except StaleRecord:
+        _discard(entry_path(entry_key), [])
+        return None
 
 
 def _write(key: bytes, meta: dict) -> None:
@@ -128,18 +155,18 @@ def _write(key: bytes, meta: dict) -> None:
     os.replace(staged, entry)
 
 
-def store(key: bytes, record: dict, dispatch: dict[str, Any] | None = None) -> None:
-    """Keep `record` (a launch list, see kernel_build; no launches and a "rejected" reason for a call
-    the compiler refused) for `key`, with an eager call's `dispatch` plan; its libraries are in
-    version_dir()."""
-    launches = record.get("launches", [])
-    libraries = [Path(launch["so_path"]) for launch in launches]
-    stored = dict(record)
-    if launches:
-        stored["launches"] = [dict(launch, so_path=Path(launch["so_path"]).name) for launch in launches]
-    meta = {"libraries": [(lib.name, _file_hash(lib)) for lib in dict.fromkeys(libraries)], "kernel": stored}
-    if dispatch is not None:
-        meta["dispatch"] = dispatch
+def store(key: bytes, stored: Stored, dispatch: Dispatch | None = None, eager: bool = False) -> None:
+    """Keep `stored` (a launch list, or the compiler's refusal) for `key`, with an eager call's `dispatch`
+    plan (`eager`: an eager call's entry, which a refusal is too); its libraries are in version_dir()."""
+    libraries: list[Path] = []
+    if isinstance(stored, KernelRecord) and stored.launches:
+        libraries = [Path(launch.so_path) for launch in stored.launches]
+        stored = dataclasses.replace(stored, launches=tuple(
+            Launch(Path(l.so_path).name, l.symbol, l.block_dim, l.refs) for l in stored.launches))
+    meta: dict[str, Any] = {"libraries": [(lib.name, _file_hash(lib)) for lib in dict.fromkeys(libraries)],
+                            "kernel": to_json(stored)}
+    if dispatch is not None or eager:
+        meta["dispatch"] = dispatch_to_json(dispatch) if dispatch is not None else None
     _write(key, meta)
 
 

@@ -4,20 +4,17 @@ The C++ dispatcher (csrc/eager) calls `compile_for_dispatch` under the GIL the f
 key. A call an earlier process compiled is answered from the disk cache alone: no planning, no
 compile worker, no MLIR. Otherwise a compile worker is started (it boots while the call is
 planned), the call is planned here (plan.py), built by a worker (workers.py) and stored with its plan.
-The answer is a dict the dispatcher turns into its cache record:
-    so_path, symbol, block_dim, inputs [(arg, element)], params [(arg, is_float)],
-    outputs [(sizes, mlir dtype)], baked [arg],
-    targets [(arg, element, resizable)] per output (arg -1: a fresh result; else the argument it writes),
-    layouts [(sizes, strides) or None] per output, or []: the strides of a result the kernel writes in
-        that memory order (the record's outputs are its buffers' row-major sizes),
-    returns [(arg, [output], is_list)] per return of the op (arg -1: made of those outputs)
-or {"unsupported": reason, "crashed": bool}: the call runs on the CPU fallback, and the key is
-remembered as unsupported for the rest of the process (and on disk, unless the worker crashed).
+The answer is an EagerAnswer (the record and the call's Dispatch plan, npu_mlir.tools.compile_protocol)
+the dispatcher turns into its cache record, or Unsupported: the call runs on the CPU fallback, and the
+key is remembered as unsupported for the rest of the process (and on disk, unless the worker crashed).
 """
 
 from __future__ import annotations
 
 import os
+
+from npu_mlir.tools.compile_protocol import Dispatch, EagerAnswer, Rejected, Unsupported, dispatch_from_json, \
+    record_from_build
 
 from torch_npu.eager import disk_cache
 from torch_npu.eager.workers import CompileRejected, WorkerCrashed, pool
@@ -26,10 +23,10 @@ from torch_npu.eager.workers import CompileRejected, WorkerCrashed, pool
 BLOCK_DIM = int(os.environ.get("TORCH_NPU_EAGER_BLOCK_DIM", str(min(8, os.cpu_count() or 1))))
 
 
-def _dispatch(plan) -> dict:
+def _dispatch(plan) -> Dispatch:
     """The plan's part of the answer: how the dispatcher feeds the kernel and places its results."""
-    return {"inputs": plan.inputs, "params": plan.params, "baked": plan.baked, "targets": plan.targets,
-            "returns": plan.returns, "layouts": plan.layouts}
+    return dispatch_from_json({"inputs": plan.inputs, "params": plan.params, "baked": plan.baked,
+                               "targets": plan.targets, "returns": plan.returns, "layouts": plan.layouts})
 
 
 def disk_key(key: bytes) -> bytes:
@@ -39,8 +36,8 @@ def disk_key(key: bytes) -> bytes:
     return key + b"|block_dim=%d" % BLOCK_DIM
 
 
-def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
-    """Metadata of the kernel for this call (`key`: its disk key) from a compile worker.
+def compile_kernel(key: bytes, op_name: str, args: list) -> EagerAnswer:
+    """The kernel for this call (`key`: its disk key) from a compile worker.
 
     Raises CompileRejected (the plan or the compiler refuses the call; kept on disk) or WorkerCrashed.
     """
@@ -54,26 +51,27 @@ def compile_kernel(key: bytes, op_name: str, args: list) -> dict:
         numbers = [i for i, desc in enumerate(args) if number_value(desc) is not None]
         if numbers:
             disk_cache.store_baked(key, numbers)
-        disk_cache.store(disk_cache.call_key(key, numbers, args), {"rejected": f"{op_name}: {err}"}, dispatch={})
+        disk_cache.store(disk_cache.call_key(key, numbers, args), Rejected(f"{op_name}: {err}"), eager=True)
         raise CompileRejected(err, numbers) from err
     disk_key = disk_cache.call_key(key, plan.baked, args)
     if plan.baked:
         disk_cache.store_baked(key, plan.baked)
     if plan.empty_outputs is not None:
         # Nothing to compute: the dispatcher allocates the (empty) results and launches nothing.
-        kernel = {"so_path": "", "symbol": "", "block_dim": 0, "outputs": plan.empty_outputs}
+        record = record_from_build({"path": "empty", "outputs": plan.empty_outputs})
     else:
         request = dict(plan.request, cache_dir=str(disk_cache.version_dir()))
         try:
-            kernel = pool().compile(request)
+            record = pool().compile(request)
         except CompileRejected as err:
-            disk_cache.store(disk_key, {"rejected": f"{op_name}: {err}"}, dispatch={})
+            disk_cache.store(disk_key, Rejected(f"{op_name}: {err}"), eager=True)
             raise CompileRejected(err, plan.baked) from err
-    disk_cache.store(disk_key, kernel, dispatch=_dispatch(plan))
-    return dict(kernel, **_dispatch(plan))
+    dispatch = _dispatch(plan)
+    disk_cache.store(disk_key, record, dispatch)
+    return EagerAnswer(record, dispatch)
 
 
-def compile_for_dispatch(key: bytes, op_name: str, args: list) -> dict:
+def compile_for_dispatch(key: bytes, op_name: str, args: list) -> EagerAnswer | Unsupported:
     key = disk_key(key)
     answer = disk_cache.load_answer(key, args)
     if answer is not None:
@@ -81,8 +79,8 @@ def compile_for_dispatch(key: bytes, op_name: str, args: list) -> dict:
     try:
         return compile_kernel(key, op_name, args)
     except CompileRejected as err:
-        return {"unsupported": f"{op_name}: {err}", "crashed": False, "baked": err.baked}
+        return Unsupported(f"{op_name}: {err}", crashed=False, baked=tuple(err.baked))
     except WorkerCrashed as err:
-        return {"unsupported": f"the compile worker crashed or hung on {op_name} ({err}); this call runs "
-                               "on the CPU, and the same call will not be compiled again in this process. "
-                               "ERR01005 OPS internal error", "crashed": True}
+        return Unsupported(f"the compile worker crashed or hung on {op_name} ({err}); this call runs on the CPU, "
+                           "and the same call will not be compiled again in this process. ERR01005 OPS internal error",
+                           crashed=True)

@@ -21,6 +21,8 @@ import tempfile
 import threading
 import time
 
+from npu_mlir.tools.compile_protocol import KernelRecord
+
 WORKER_MODULE = "npu_mlir.tools.compile_worker"
 
 
@@ -71,7 +73,7 @@ class Worker:
         text = self.log.read().decode(errors="replace").strip().splitlines()
         return " | ".join(text[-3:])[-600:] or "no message"
 
-    def call(self, request: dict) -> dict:
+    def call(self, request: dict) -> KernelRecord:
         deadline = time.monotonic() + _timeout()
         if not self.ready:
             self._read(4, deadline)
@@ -86,6 +88,9 @@ class Worker:
         status, payload = pickle.loads(self._read(size, deadline))
         if status != "ok":
             raise CompileRejected(payload)
+        if not isinstance(payload, KernelRecord):
+            raise WorkerCrashed(f"the compile worker answered with a {type(payload).__name__}, not a KernelRecord "
+                                "(a worker of another torch_npu version?)")
         return payload
 
     def kill(self) -> None:
@@ -121,7 +126,7 @@ class CompilePool:
         for _ in range(missing):
             self._start()
 
-    def compile(self, request: dict) -> dict:
+    def compile(self, request: dict) -> KernelRecord:
         with self._lock:
             if not self._all or (self._idle.empty() and len(self._all) < self._size):
                 self._all.append(Worker(self._env))

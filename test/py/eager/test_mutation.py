@@ -21,6 +21,7 @@ import torch
 import torch_npu._C as _C
 from torch_npu.eager import miss
 from npu_mlir.frontend.kernel_build import resolve_op
+from npu_mlir.tools.compile_protocol import Unsupported
 from torch_npu.eager.plan import UNSTATED_WRITES, PlanError, functional_of
 from op_db_parity import TOL  # the same dtype tolerances as the op_db numbers
 
@@ -270,8 +271,7 @@ def test_written_arguments_match_cpu(name):
 def compiler_refuses(monkeypatch):
     """Every call misses and is refused: the CPU fallback runs it."""
     _C._eager_clear_memory_cache()
-    monkeypatch.setattr(miss, "compile_for_dispatch", lambda key, op, args: {"unsupported": "refused by the test",
-                                                                            "crashed": False})
+    monkeypatch.setattr(miss, "compile_for_dispatch", lambda key, op, args: Unsupported("refused by the test"))
     yield
     _C._eager_clear_memory_cache()
 

@@ -63,52 +63,30 @@ std::vector<ArgRef> argRefs(const py::handle& list) {
   return refs;
 }
 
-std::shared_ptr<const CacheEntry> recordFrom(const py::dict& result) {
+// An EagerAnswer (npu_mlir.tools.compile_protocol): its record's launch list and its Dispatch plan.
+std::shared_ptr<const CacheEntry> recordFrom(const py::handle& answer) {
   auto record = std::make_shared<KernelRecord>();
-  // An answer with no launches (every result empty) runs nothing.
-  if (result.contains("launches")) {
-    static const std::unordered_map<std::string, LaunchArg::Kind> kinds = {
-        {"in", LaunchArg::Kind::Input}, {"out", LaunchArg::Kind::Output},
-        {"tmp", LaunchArg::Kind::Temp}, {"param", LaunchArg::Kind::Param}};
-    for (const py::handle& item : result["launches"]) {
-      Launch launch;
-      launch.symbol = item["symbol"].cast<std::string>();
-      launch.fn = loadKernel(item["so_path"].cast<std::string>(), launch.symbol);
-      launch.blockDim = item["block_dim"].cast<uint32_t>();
-      for (const py::handle& ref : item["refs"]) {
-        auto [kind, index] = ref.cast<std::pair<std::string, int>>();
-        launch.args.push_back({kinds.at(kind), index});
-      }
-      record->launches.push_back(std::move(launch));
-    }
-    record->tempBytes = result["temps"].cast<std::vector<int64_t>>();
-    record->pipeline = result["path"].cast<std::string>() == "pipeline";
-  }
-  record->inputs = argRefs(result["inputs"]);
-  for (const py::handle& item : result["params"]) {
+  readLaunchList(answer.attr("record"), *record);
+  py::object dispatch = answer.attr("dispatch");
+  record->inputs = argRefs(dispatch.attr("inputs"));
+  for (const py::handle& item : dispatch.attr("params")) {
     auto pair = item.cast<std::pair<int, bool>>();
     record->params.push_back({pair.first, -1});
     record->paramIsFloat.push_back(pair.second);
   }
-  for (const py::handle& item : result["outputs"]) {
-    auto pair = item.cast<std::pair<std::vector<int64_t>, std::string>>();
-    record->outputs.push_back({pair.first, dtypeFromMlir(pair.second), {}});
+  // A result the kernel writes in another memory order is allocated with these strides.
+  py::tuple layouts = dispatch.attr("layouts");
+  for (size_t j = 0; j < layouts.size() && j < record->outputs.size(); ++j) {
+    if (layouts[j].is_none()) continue;
+    auto [sizes, strides] = layouts[j].cast<std::pair<std::vector<int64_t>, std::vector<int64_t>>>();
+    record->outputs[j].sizes = std::move(sizes);
+    record->outputs[j].strides = std::move(strides);
   }
-  if (result.contains("layouts")) {
-    // The kernel's buffer holds the result in its memory order: it is allocated with these strides.
-    py::list layouts = result["layouts"];
-    for (size_t j = 0; j < layouts.size() && j < record->outputs.size(); ++j) {
-      if (layouts[j].is_none()) continue;
-      auto [sizes, strides] = layouts[j].cast<std::pair<std::vector<int64_t>, std::vector<int64_t>>>();
-      record->outputs[j].sizes = std::move(sizes);
-      record->outputs[j].strides = std::move(strides);
-    }
-  }
-  for (const py::handle& item : result["targets"]) {
+  for (const py::handle& item : dispatch.attr("targets")) {
     auto [arg, element, resize] = item.cast<std::tuple<int, int, bool>>();
     record->targets.push_back({{arg, element}, resize});
   }
-  for (const py::handle& item : result["returns"]) {
+  for (const py::handle& item : dispatch.attr("returns")) {
     auto [arg, outputs, list] = item.cast<std::tuple<int, std::vector<int>, bool>>();
     record->returns.push_back({arg, std::move(outputs), list});
   }
@@ -128,6 +106,32 @@ std::shared_ptr<const CacheEntry> unsupported(std::string reason) {
 }
 
 }  // namespace
+
+void readLaunchList(const py::handle& record, KernelRecord& out) {
+  static const std::unordered_map<std::string, LaunchArg::Kind> kinds = {
+      {"in", LaunchArg::Kind::Input}, {"out", LaunchArg::Kind::Output},
+      {"tmp", LaunchArg::Kind::Temp}, {"param", LaunchArg::Kind::Param}};
+  for (const py::handle& item : record.attr("launches")) {
+    Launch launch;
+    launch.symbol = item.attr("symbol").cast<std::string>();
+    launch.fn = loadKernel(item.attr("so_path").cast<std::string>(), launch.symbol);
+    launch.blockDim = item.attr("block_dim").cast<uint32_t>();
+    for (const py::handle& ref : item.attr("refs")) {
+      auto [kind, index] = ref.cast<std::pair<std::string, int>>();
+      auto it = kinds.find(kind);
+      TORCH_CHECK(it != kinds.end(), "a compiled launch reads a buffer of kind ", kind, "\n",
+                  errCode(SubModule::OPS, ErrCode::INTERNAL));
+      launch.args.push_back({it->second, index});
+    }
+    out.launches.push_back(std::move(launch));
+  }
+  out.tempBytes = record.attr("temps").cast<std::vector<int64_t>>();
+  out.pipeline = record.attr("path").cast<std::string>() == "pipeline";
+  for (const py::handle& item : record.attr("outputs")) {
+    auto [sizes, dtype] = item.cast<std::pair<std::vector<int64_t>, std::string>>();
+    out.outputs.push_back({std::move(sizes), dtypeFromMlir(dtype), {}});
+  }
+}
 
 c10::ScalarType dtypeFromMlir(const std::string& name) {
   static const std::unordered_map<std::string, c10::ScalarType> types = {
@@ -161,29 +165,34 @@ MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_
   MissResult out;
   {
     py::gil_scoped_acquire gil;
-    py::dict result;
+    // An EagerAnswer or an Unsupported (npu_mlir.tools.compile_protocol).
+    py::object answer;
+    std::string failure;
     try {
       py::object compile = py::module_::import("torch_npu.eager.miss").attr("compile_for_dispatch");
-      result = compile(py::bytes(key), info.name, describeArgs(info, stack, argBase));
+      answer = compile(py::bytes(key), info.name, describeArgs(info, stack, argBase));
     } catch (py::error_already_set& e) {
       // A bug in the miss path must not take the op away from the user: say so, run it on the CPU.
-      result["unsupported"] = std::string("the eager compile of ") + info.name + " raised " + e.what() + "\n" +
-                              errCode(SubModule::OPS, ErrCode::INTERNAL);
-      result["crashed"] = true;
+      failure = std::string("the eager compile of ") + info.name + " raised " + e.what() + "\n" +
+                errCode(SubModule::OPS, ErrCode::INTERNAL);
     }
-    if (result.contains("unsupported")) {
-      std::string reason = result["unsupported"].cast<std::string>();
+    if (!failure.empty()) {
+      TORCH_WARN(failure);
+      out.entry = unsupported(std::move(failure));
+    } else if (!py::hasattr(answer, "record")) {
+      std::string reason = answer.attr("reason").cast<std::string>();
       // A crash is news (the standard fallback warning only says "not supported"): say what happened.
-      if (result["crashed"].cast<bool>()) TORCH_WARN(reason);
+      if (answer.attr("crashed").cast<bool>()) TORCH_WARN(reason);
       out.entry = unsupported(std::move(reason));
       // A refusal can hang on the call's numbers (arange with step 0): keyed by them, it does not
       // refuse the op's other calls.
-      if (result.contains("baked")) out.bakedArgs = result["baked"].cast<std::vector<int>>();
+      out.bakedArgs = answer.attr("baked").cast<std::vector<int>>();
     } else {
       try {
-        out.entry = recordFrom(result);
-        if (result.contains("reason")) info.stats.noteLinalgReason(result["reason"].cast<std::string>());
-        out.bakedArgs = result["baked"].cast<std::vector<int>>();
+        out.entry = recordFrom(answer);
+        std::string reason = answer.attr("record").attr("reason").cast<std::string>();
+        if (!reason.empty()) info.stats.noteLinalgReason(reason);
+        out.bakedArgs = answer.attr("dispatch").attr("baked").cast<std::vector<int>>();
       } catch (const c10::Error& e) {
         TORCH_WARN(e.what_without_backtrace());
         out.entry = unsupported(e.what_without_backtrace());

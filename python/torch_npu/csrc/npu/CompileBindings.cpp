@@ -16,32 +16,10 @@ namespace py = pybind11;
 namespace torch_npu::graph {
 namespace {
 
-// The record npu_mlir.frontend.fx_graph.build returns (the eager record's launch-list part).
-eager::KernelRecord recordFrom(const py::dict& result) {
-  static const std::unordered_map<std::string, eager::LaunchArg::Kind> kinds = {
-      {"in", eager::LaunchArg::Kind::Input}, {"out", eager::LaunchArg::Kind::Output},
-      {"tmp", eager::LaunchArg::Kind::Temp}, {"param", eager::LaunchArg::Kind::Param}};
+// A graph's npu_mlir.tools.compile_protocol.KernelRecord (from fx_graph.build through a worker).
+eager::KernelRecord recordFrom(const py::handle& result) {
   eager::KernelRecord record;
-  for (const py::handle& item : result["launches"]) {
-    eager::Launch launch;
-    launch.symbol = item["symbol"].cast<std::string>();
-    launch.fn = eager::loadKernel(item["so_path"].cast<std::string>(), launch.symbol);
-    launch.blockDim = item["block_dim"].cast<uint32_t>();
-    for (const py::handle& ref : item["refs"]) {
-      auto [kind, index] = ref.cast<std::pair<std::string, int>>();
-      auto it = kinds.find(kind);
-      TORCH_CHECK(it != kinds.end(), "a compiled graph's launch reads a buffer of kind ", kind, "\n",
-                  errCode(SubModule::GRAPH, ErrCode::INTERNAL));
-      launch.args.push_back({it->second, index});
-    }
-    record.launches.push_back(std::move(launch));
-  }
-  record.tempBytes = result["temps"].cast<std::vector<int64_t>>();
-  record.pipeline = true;
-  for (const py::handle& item : result["outputs"]) {
-    auto [sizes, dtype] = item.cast<std::pair<std::vector<int64_t>, std::string>>();
-    record.outputs.push_back({sizes, eager::dtypeFromMlir(dtype)});
-  }
+  eager::readLaunchList(result, record);
   return record;
 }
 
@@ -120,7 +98,7 @@ struct BoundGraph {
 
 TORCH_NPU_BINDINGS(bindCompiledGraphs) {
   py::class_<BoundGraph>(m, "_CompiledGraph", py::dynamic_attr())
-      .def(py::init([](const py::dict& record, std::vector<int> aliases, size_t inputCount, uint64_t philoxIncrement,
+      .def(py::init([](const py::object& record, std::vector<int> aliases, size_t inputCount, uint64_t philoxIncrement,
                        const py::dict& plan, py::object replay) {
              return BoundGraph{CompiledGraph(recordFrom(record), std::move(aliases), inputCount, philoxIncrement),
                                planFrom(plan), std::move(replay)};
