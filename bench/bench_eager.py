@@ -108,8 +108,9 @@ cpu_ms = (time.perf_counter() - start) * 1e3
 start = time.perf_counter()
 (x.npu() + x.npu()).cpu()
 npu_ms = (time.perf_counter() - start) * 1e3
+from torch_npu.eager import disk_cache
 print(json.dumps({"npu_ms": npu_ms, "cpu_ms": cpu_ms, "worker": bool(workers._pool and workers._pool[0]._all),
-                  "mlir": "torch_mlir" in sys.modules}))
+                  "mlir": "torch_mlir" in sys.modules, "version": disk_cache.compiler_version()}))
 """
 
 
@@ -126,9 +127,12 @@ def first_op_of_a_process() -> None:
         warm = [run() for _ in range(3)]
     npu = statistics.median(r["npu_ms"] for r in warm)
     cpu = statistics.median(r["cpu_ms"] for r in warm)
+    # A compiler source edited between the processes (another session at work) empties the cache.
+    edited = sum(r["version"] != cold["version"] for r in warm)
     print(f"(c) first op of a new process, kernel on disk: npu {npu:.1f} ms (cold cache {cold['npu_ms']:.0f} ms), "
           f"torch CPU {cpu:.2f} ms, ratio {npu / cpu:.0f}x (aim <= 300 ms); compile worker started: "
-          f"{any(r['worker'] for r in warm)}, MLIR imported: {any(r['mlir'] for r in warm)}")
+          f"{any(r['worker'] for r in warm)}, MLIR imported: {any(r['mlir'] for r in warm)}"
+          + (f"; {edited} of {len(warm)} processes ran another compiler version (sources edited meanwhile)" if edited else ""))
 
 
 FIRST_STEP = r"""
