@@ -10,11 +10,11 @@
 // CHECK-DAG: arith.constant 0xFF800000 : f32
 // CHECK-DAG: tensor.empty() : tensor<16xi64>
 // CHECK: %[[R:.*]]:2 = linalg.generic
-// CHECK: "ascend.yield"(%[[R]]#0, %[[R]]#1) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16xf32>, tensor<16xi64>) -> ()
+// CHECK: "ascend.yield"(%[[R]]#0, %[[R]]#1) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xf32>, tensor<16xi64>) -> ()
 // CHECK: fusion = "opaque", sym_name = "max_dim_opaque_0"
 // CHECK-NOT: "ascend.kernel"
 // CHECK-LABEL: func.func @max_dim
-// CHECK: %[[L:.*]]:2 = "ascend.launch"(%arg0) {callee = @max_dim_opaque_0, {{.*}}resultSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16x32xf32>) -> (tensor<16xf32>, tensor<16xi64>)
+// CHECK: %[[L:.*]]:2 = "ascend.launch"(%arg0) {callee = @max_dim_opaque_0, {{.*}}resultSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16x32xf32>) -> (tensor<16xf32>, tensor<16xi64>)
 // CHECK-NEXT: return %[[L]]#0, %[[L]]#1
 // CHECK-NOT: linalg
 // HOST-LABEL: func.func @max_dim
@@ -237,7 +237,7 @@ func.func @constant_results() -> (tensor<4xf32>, tensor<2xf32>) {
 // CHECK-LABEL: "ascend.kernel"
 // CHECK: %[[R:.*]]:2 = linalg.generic
 // CHECK: %[[C:.*]] = linalg.copy
-// CHECK: "ascend.yield"(%[[R]]#0, %[[C]], %[[R]]#1) {operandSegmentSizes = array<i32: 2, 1, 0, 0>}
+// CHECK: "ascend.yield"(%[[R]]#0, %[[C]], %[[R]]#1) {operandSegmentSizes = array<i32: 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}
 // CHECK-LABEL: func.func @results_grouped_by_type
 // CHECK: %[[L:.*]]:3 = "ascend.launch"(%arg0)
 // CHECK-NEXT: return %[[L]]#0, %[[L]]#2, %[[L]]#1
@@ -266,16 +266,15 @@ func.func @results_grouped_by_type(%arg0: tensor<16x32xf32>) -> (tensor<16xf32>,
 
 // -----
 
-// An opaque group with more result types than a yield stores (5 > 4) is outlined once per 4 of
-// them: two kernels, the second recomputing the group for its one type.
+// An opaque group of 5 result types (the pads of 5 sizes; one of avg_pool2d_backward's groups
+// yields 9) is one kernel: a yield stores up to RESULT_TYPE_RUNS = 16 runs of equal types.
 // CHECK-LABEL: "ascend.kernel"
-// CHECK: "ascend.yield"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1>}
+// CHECK: "ascend.yield"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}
 // CHECK: sym_name = "pads_opaque_0"
-// CHECK-LABEL: "ascend.kernel"
-// CHECK: "ascend.yield"({{.*}}) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<7xf32>) -> ()
-// CHECK: sym_name = "pads_opaque_1"
+// CHECK-NOT: "ascend.kernel"
 // CHECK-LABEL: func.func @pads
-// CHECK-COUNT-2: "ascend.launch"(%arg0)
+// CHECK-COUNT-1: "ascend.launch"(%arg0)
+// CHECK-NOT: "ascend.launch"
 // CHECK-NOT: tensor.pad
 func.func @pads(%arg0: tensor<2xf32>) -> (tensor<3xf32>, tensor<4xf32>, tensor<5xf32>, tensor<6xf32>, tensor<7xf32>) {
   %cst = arith.constant 0.0 : f32
@@ -300,4 +299,90 @@ func.func @pads(%arg0: tensor<2xf32>) -> (tensor<3xf32>, tensor<4xf32>, tensor<5
     tensor.yield %cst : f32
   } : tensor<6xf32> to tensor<7xf32>
   return %p0, %p1, %p2, %p3, %p4 : tensor<3xf32>, tensor<4xf32>, tensor<5xf32>, tensor<6xf32>, tensor<7xf32>
+}
+
+// -----
+
+// More result types than a yield stores (17 > 16): outlined once per 16 of them, the second
+// kernel recomputing the group for its one type.
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: "ascend.yield"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1>}
+// CHECK: sym_name = "many_pads_opaque_0"
+// CHECK-LABEL: "ascend.kernel"
+// CHECK: "ascend.yield"({{.*}}) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<19xf32>) -> ()
+// CHECK: sym_name = "many_pads_opaque_1"
+// CHECK-LABEL: func.func @many_pads
+// CHECK-COUNT-2: "ascend.launch"(%arg0)
+// CHECK-NOT: tensor.pad
+func.func @many_pads(%arg0: tensor<2xf32>) -> (tensor<3xf32>, tensor<4xf32>, tensor<5xf32>, tensor<6xf32>, tensor<7xf32>, tensor<8xf32>, tensor<9xf32>, tensor<10xf32>, tensor<11xf32>, tensor<12xf32>, tensor<13xf32>, tensor<14xf32>, tensor<15xf32>, tensor<16xf32>, tensor<17xf32>, tensor<18xf32>, tensor<19xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %p0 = tensor.pad %arg0 low[0] high[1] {
+  ^bb0(%i0: index):
+    tensor.yield %cst : f32
+  } : tensor<2xf32> to tensor<3xf32>
+  %p1 = tensor.pad %p0 low[0] high[1] {
+  ^bb0(%i1: index):
+    tensor.yield %cst : f32
+  } : tensor<3xf32> to tensor<4xf32>
+  %p2 = tensor.pad %p1 low[0] high[1] {
+  ^bb0(%i2: index):
+    tensor.yield %cst : f32
+  } : tensor<4xf32> to tensor<5xf32>
+  %p3 = tensor.pad %p2 low[0] high[1] {
+  ^bb0(%i3: index):
+    tensor.yield %cst : f32
+  } : tensor<5xf32> to tensor<6xf32>
+  %p4 = tensor.pad %p3 low[0] high[1] {
+  ^bb0(%i4: index):
+    tensor.yield %cst : f32
+  } : tensor<6xf32> to tensor<7xf32>
+  %p5 = tensor.pad %p4 low[0] high[1] {
+  ^bb0(%i5: index):
+    tensor.yield %cst : f32
+  } : tensor<7xf32> to tensor<8xf32>
+  %p6 = tensor.pad %p5 low[0] high[1] {
+  ^bb0(%i6: index):
+    tensor.yield %cst : f32
+  } : tensor<8xf32> to tensor<9xf32>
+  %p7 = tensor.pad %p6 low[0] high[1] {
+  ^bb0(%i7: index):
+    tensor.yield %cst : f32
+  } : tensor<9xf32> to tensor<10xf32>
+  %p8 = tensor.pad %p7 low[0] high[1] {
+  ^bb0(%i8: index):
+    tensor.yield %cst : f32
+  } : tensor<10xf32> to tensor<11xf32>
+  %p9 = tensor.pad %p8 low[0] high[1] {
+  ^bb0(%i9: index):
+    tensor.yield %cst : f32
+  } : tensor<11xf32> to tensor<12xf32>
+  %p10 = tensor.pad %p9 low[0] high[1] {
+  ^bb0(%i10: index):
+    tensor.yield %cst : f32
+  } : tensor<12xf32> to tensor<13xf32>
+  %p11 = tensor.pad %p10 low[0] high[1] {
+  ^bb0(%i11: index):
+    tensor.yield %cst : f32
+  } : tensor<13xf32> to tensor<14xf32>
+  %p12 = tensor.pad %p11 low[0] high[1] {
+  ^bb0(%i12: index):
+    tensor.yield %cst : f32
+  } : tensor<14xf32> to tensor<15xf32>
+  %p13 = tensor.pad %p12 low[0] high[1] {
+  ^bb0(%i13: index):
+    tensor.yield %cst : f32
+  } : tensor<15xf32> to tensor<16xf32>
+  %p14 = tensor.pad %p13 low[0] high[1] {
+  ^bb0(%i14: index):
+    tensor.yield %cst : f32
+  } : tensor<16xf32> to tensor<17xf32>
+  %p15 = tensor.pad %p14 low[0] high[1] {
+  ^bb0(%i15: index):
+    tensor.yield %cst : f32
+  } : tensor<17xf32> to tensor<18xf32>
+  %p16 = tensor.pad %p15 low[0] high[1] {
+  ^bb0(%i16: index):
+    tensor.yield %cst : f32
+  } : tensor<18xf32> to tensor<19xf32>
+  return %p0, %p1, %p2, %p3, %p4, %p5, %p6, %p7, %p8, %p9, %p10, %p11, %p12, %p13, %p14, %p15, %p16 : tensor<3xf32>, tensor<4xf32>, tensor<5xf32>, tensor<6xf32>, tensor<7xf32>, tensor<8xf32>, tensor<9xf32>, tensor<10xf32>, tensor<11xf32>, tensor<12xf32>, tensor<13xf32>, tensor<14xf32>, tensor<15xf32>, tensor<16xf32>, tensor<17xf32>, tensor<18xf32>, tensor<19xf32>
 }

@@ -28,7 +28,7 @@ func.func private @elementwise_chain_becomes_copy_compute_copy()
   %c = arith.constant 2.0 : f32
   %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<1001x3xf32>) -> tensor<1001x3xf32>
   %1 = "ascend.binary"(%0, %c) {kind = "mul"} : (tensor<1001x3xf32>, f32) -> tensor<1001x3xf32>
-  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<1001x3xf32>) -> ()
+  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1001x3xf32>) -> ()
 }) {sym_name = "chain", function_type = (tensor<1001x3xf32>) -> tensor<1001x3xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -44,7 +44,7 @@ func.func private @row_reduction_reduces_ub_rows()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<77x300xf32>):
   %0 = "ascend.reduce"(%a) {kind = "sum", dims = array<i64: 1>, keepdim = false} : (tensor<77x300xf32>) -> tensor<77xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<77xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<77xf32>) -> ()
 }) {sym_name = "rowsum", function_type = (tensor<77x300xf32>) -> tensor<77xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -69,7 +69,7 @@ func.func private @matmul_becomes_l1_l0_mmad_fixpipe()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<100x70xf32>, %b: tensor<70x90xf32>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<100x70xf32>, tensor<70x90xf32>) -> tensor<100x90xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<100x90xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<100x90xf32>) -> ()
 }) {sym_name = "mm", function_type = (tensor<100x70xf32>, tensor<70x90xf32>) -> tensor<100x90xf32>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -82,7 +82,7 @@ func.func private @transposed_operand_loads_with_transpose()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<64x32xf16>, %b: tensor<48x32xf16>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = true} : (tensor<64x32xf16>, tensor<48x32xf16>) -> tensor<64x48xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<64x48xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64x48xf32>) -> ()
 }) {sym_name = "mm_tb", function_type = (tensor<64x32xf16>, tensor<48x32xf16>) -> tensor<64x48xf32>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -98,7 +98,7 @@ func.func private @matmul_epilogue_runs_on_ub_tiles()
 ^bb0(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>
   %1 = "ascend.unary"(%0) {kind = "relu"} : (tensor<64x64xf32>) -> tensor<64x64xf32>
-  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<64x64xf32>) -> ()
+  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64x64xf32>) -> ()
 }) {sym_name = "mm_relu", function_type = (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>, core_type = "mix", fusion = "matmul_epilogue", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -115,7 +115,7 @@ func.func private @copy_in_casts_read_the_nd_arguments()
   %an = "ascend.format_cast"(%a) : (tensor<64x32xf16>) -> tensor<64x32xf16, #ascend.format<"FRACTAL_NZ">>
   %bn = "ascend.format_cast"(%b) : (tensor<48x32xf16>) -> tensor<48x32xf16, #ascend.format<"FRACTAL_NZ">>
   %0 = "ascend.matmul"(%an, %bn) {acc_type = f32, transpose_a = false, transpose_b = true} : (tensor<64x32xf16, #ascend.format<"FRACTAL_NZ">>, tensor<48x32xf16, #ascend.format<"FRACTAL_NZ">>) -> tensor<64x48xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<64x48xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64x48xf32>) -> ()
 }) {sym_name = "mm_casts", function_type = (tensor<64x32xf16>, tensor<48x32xf16>) -> tensor<64x48xf32>, core_type = "aic", fusion = "matmul_epilogue", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -128,7 +128,7 @@ func.func private @opaque_kernel_is_left_alone()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<8x4xf32>):
   %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
 }) {sym_name = "tr", function_type = (tensor<8x4xf32>) -> tensor<4x8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -142,7 +142,7 @@ func.func private @stored_nz_operand_is_left_alone()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<32x32xf16, #ascend.format<"FRACTAL_NZ">>, %b: tensor<32x32xf16>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<32x32xf16, #ascend.format<"FRACTAL_NZ">>, tensor<32x32xf16>) -> tensor<32x32xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<32x32xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<32x32xf32>) -> ()
 }) {sym_name = "mm_nz", function_type = (tensor<32x32xf16, #ascend.format<"FRACTAL_NZ">>, tensor<32x32xf16>) -> tensor<32x32xf32>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -158,5 +158,5 @@ func.func private @split_row_is_left_alone()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<4x100000xf32>):
   %0 = "ascend.reduce"(%a) {kind = "max", dims = array<i64: 1>, keepdim = false} : (tensor<4x100000xf32>) -> tensor<4xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
 }) {sym_name = "wide", function_type = (tensor<4x100000xf32>) -> tensor<4xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()

@@ -12,7 +12,7 @@ func.func private @temporaries_share_slots_by_liveness()
   %1 = "ascend.unary"(%0) {kind = "abs"} : (tensor<4096xf32>) -> tensor<4096xf32>
   %2 = "ascend.unary"(%1) {kind = "sqrt"} : (tensor<4096xf32>) -> tensor<4096xf32>
   %3 = "ascend.unary"(%2) {kind = "relu"} : (tensor<4096xf32>) -> tensor<4096xf32>
-  "ascend.yield"(%3) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4096xf32>) -> ()
+  "ascend.yield"(%3) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4096xf32>) -> ()
 }) {sym_name = "chain4", function_type = (tensor<4096xf32>) -> tensor<4096xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 4, tiling = {kind = "elementwise", tile_elems = 1024 : i64, align_elems = 8 : i64, buffer_num = 2 : i64, block_dim = 4 : i64}} : () -> ()
 
 // -----
@@ -24,7 +24,7 @@ func.func private @matmul_buffers_per_space()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<128x64xf16>, tensor<64x128xf16>) -> tensor<128x128xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<128x128xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<128x128xf32>) -> ()
 }) {sym_name = "mm", function_type = (tensor<128x64xf16>, tensor<64x128xf16>) -> tensor<128x128xf32>, core_type = "aic", fusion = "single", block_dim = 4, tiling = {kind = "matmul", base_m = 64 : i64, base_n = 64 : i64, base_k = 64 : i64, buffer_num = 2 : i64}} : () -> ()
 
 // -----
@@ -36,7 +36,7 @@ func.func private @opaque_kernel_gets_an_empty_plan()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<8x4xf32>):
   %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
 }) {sym_name = "tr", function_type = (tensor<8x4xf32>) -> tensor<4x8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {kind = "opaque", block_dim = 1 : i64, buffer_num = 2 : i64, reason = "ascend.transpose has no vector tiling"}} : () -> ()
 
 // -----
@@ -46,7 +46,7 @@ func.func private @opaque_kernel_gets_an_empty_plan()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<40000xf32>):
   %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<40000xf32>) -> tensor<40000xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<40000xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<40000xf32>) -> ()
 }) {sym_name = "too_big", function_type = (tensor<40000xf32>) -> tensor<40000xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 2, tiling = {kind = "elementwise", tile_elems = 20000 : i64, align_elems = 8 : i64, buffer_num = 2 : i64, block_dim = 2 : i64}} : () -> ()
 
 // -----
@@ -56,5 +56,5 @@ func.func private @opaque_kernel_gets_an_empty_plan()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<16xf32>):
   %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<16xf32>) -> tensor<16xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<16xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xf32>) -> ()
 }) {sym_name = "untiled", function_type = (tensor<16xf32>) -> tensor<16xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()

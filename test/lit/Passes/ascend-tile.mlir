@@ -12,7 +12,7 @@ func.func private @elementwise_splits_over_48_vector_cores()
   %0 = "ascend.binary"(%a, %b) {kind = "add"} : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
   %1 = "ascend.unary"(%0) {kind = "exp"} : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
   %2 = "ascend.binary"(%1, %c) {kind = "mul"} : (tensor<1024x1024xf32>, f32) -> tensor<1024x1024xf32>
-  "ascend.yield"(%2) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<1024x1024xf32>) -> ()
+  "ascend.yield"(%2) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024x1024xf32>) -> ()
 }) {sym_name = "chain", function_type = (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -24,7 +24,7 @@ func.func private @unaligned_total_leaves_a_tail_tile()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<1001x3xf32>):
   %0 = "ascend.unary"(%a) {kind = "relu"} : (tensor<1001x3xf32>) -> tensor<1001x3xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<1001x3xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1001x3xf32>) -> ()
 }) {sym_name = "tail", function_type = (tensor<1001x3xf32>) -> tensor<1001x3xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -37,7 +37,7 @@ func.func private @small_kernel_stays_on_one_core()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<64xf16>):
   %0 = "ascend.unary"(%a) {kind = "abs"} : (tensor<64xf16>) -> tensor<64xf16>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<64xf16>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64xf16>) -> ()
 }) {sym_name = "small", function_type = (tensor<64xf16>) -> tensor<64xf16>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -49,7 +49,7 @@ func.func private @row_reduction_tiles_whole_rows()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<77x300xf32>):
   %0 = "ascend.reduce"(%a) {kind = "sum", dims = array<i64: 1>, keepdim = false} : (tensor<77x300xf32>) -> tensor<77xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<77xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<77xf32>) -> ()
 }) {sym_name = "rowsum", function_type = (tensor<77x300xf32>) -> tensor<77xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -62,7 +62,7 @@ func.func private @matmul_l0_tiles_fit_fractals()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<1024x512xf16>, %b: tensor<512x1024xf16>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<1024x512xf16>, tensor<512x1024xf16>) -> tensor<1024x1024xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<1024x1024xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1024x1024xf32>) -> ()
 }) {sym_name = "mm", function_type = (tensor<1024x512xf16>, tensor<512x1024xf16>) -> tensor<1024x1024xf32>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -74,7 +74,7 @@ func.func private @unaligned_matmul_records_tails()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<100x70xf32>, %b: tensor<70x90xf32>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<100x70xf32>, tensor<70x90xf32>) -> tensor<100x90xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<100x90xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<100x90xf32>) -> ()
 }) {sym_name = "mm_tail", function_type = (tensor<100x70xf32>, tensor<70x90xf32>) -> tensor<100x90xf32>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -86,7 +86,7 @@ func.func private @transpose_is_not_tiled()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<8x4xf32>):
   %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
 }) {sym_name = "tr", function_type = (tensor<8x4xf32>) -> tensor<4x8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -102,7 +102,7 @@ func.func private @wide_row_splits_across_ub_tiles()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<4x100000xf32>):
   %0 = "ascend.reduce"(%a) {kind = "max", dims = array<i64: 1>, keepdim = false} : (tensor<4x100000xf32>) -> tensor<4xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
 }) {sym_name = "too_wide", function_type = (tensor<4x100000xf32>) -> tensor<4xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -118,5 +118,5 @@ func.func private @scalar_parameter_has_no_buffer()
   %s = tensor.extract %alpha[] : tensor<f64>
   %f = arith.truncf %s : f64 to f32
   %0 = "ascend.binary"(%a, %f) {kind = "mul"} : (tensor<32x64xf32>, f32) -> tensor<32x64xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<32x64xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<32x64xf32>) -> ()
 }) {sym_name = "scaled", function_type = (tensor<32x64xf32>, tensor<f64>) -> tensor<32x64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()

@@ -5,10 +5,10 @@
 "ascend.kernel"() ({
 ^bb0(%a: tensor<4x8xf32>):
   %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
 }) {sym_name = "k", function_type = (tensor<4x8xf32>) -> tensor<4x8xf32>, block_dim = 1 : i64, core_type = "aiv", fusion = "elementwise", tiling = {}} : () -> ()
 func.func @launches_and_views(%x: tensor<4x8xf32>) -> tensor<32xf32> {
-  %0 = "ascend.launch"(%x) {callee = @k, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %0 = "ascend.launch"(%x) {callee = @k, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = tensor.collapse_shape %0 [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
   return %1 : tensor<32xf32>
 }

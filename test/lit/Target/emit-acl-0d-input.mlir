@@ -11,11 +11,11 @@ module {
   "ascend.kernel"() ({
   ^bb0(%a: tensor<1xf32>):
     %0 = "ascend.reduce"(%a) {dims = array<i64: 0>, keepdim = false, kind = "max"} : (tensor<1xf32>) -> tensor<f32>
-    "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<f32>) -> ()
+    "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<f32>) -> ()
   }) {sym_name = "amax_0d_reduction_0", function_type = (tensor<1xf32>) -> tensor<f32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
   func.func @amax_0d(%arg0: tensor<f32>) -> tensor<f32> {
     %e = tensor.expand_shape %arg0 [] output_shape [1] : tensor<f32> into tensor<1xf32>
-    %0 = "ascend.launch"(%e) {callee = @amax_0d_reduction_0, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<1xf32>) -> tensor<f32>
+    %0 = "ascend.launch"(%e) {callee = @amax_0d_reduction_0, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1xf32>) -> tensor<f32>
     return %0 : tensor<f32>
   }
 }

@@ -36,11 +36,11 @@ module {
   ^bb0(%a: tensor<128x128xf32>):
     %c = arith.constant 3.0 : f32
     %0 = "ascend.binary"(%a, %c) {kind = "mul"} : (tensor<128x128xf32>, f32) -> tensor<128x128xf32>
-    "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<128x128xf32>) -> ()
+    "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<128x128xf32>) -> ()
   }) {sym_name = "scale", function_type = (tensor<128x128xf32>) -> tensor<128x128xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
   func.func @forward(%x: tensor<128x128xf32>) -> tensor<128x128xf32> {
-    %0 = "ascend.launch"(%x) {callee = @scale, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<128x128xf32>) -> tensor<128x128xf32>
-    %1 = "ascend.launch"(%0) {callee = @scale, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<128x128xf32>) -> tensor<128x128xf32>
+    %0 = "ascend.launch"(%x) {callee = @scale, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<128x128xf32>) -> tensor<128x128xf32>
+    %1 = "ascend.launch"(%0) {callee = @scale, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<128x128xf32>) -> tensor<128x128xf32>
     return %1 : tensor<128x128xf32>
   }
 }

@@ -17,7 +17,7 @@
 "ascend.kernel"() ({
 ^bb0(%a: tensor<8x4xf32>):
   %0 = "ascend.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xf32>) -> ()
 }) {sym_name = "tr", function_type = (tensor<8x4xf32>) -> tensor<4x8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -38,7 +38,7 @@
   %1 = "ascend.binary"(%0, %b) {kind = "add"} : (tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
   %2 = "ascend.unary"(%1) {kind = "exp"} : (tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
   %3 = "ascend.compare"(%2, %b) {predicate = "gt"} : (tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xi1>
-  "ascend.yield"(%3) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<2x3x5xi1>) -> ()
+  "ascend.yield"(%3) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<2x3x5xi1>) -> ()
 }) {sym_name = "exp_mask", function_type = (tensor<2x1x5xf32>, tensor<2x3x5xf32>) -> tensor<2x3x5xi1>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -59,7 +59,7 @@
 ^bb0(%a: tensor<64xf64>, %b: tensor<64xf64>):
   %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<64xf64>) -> tensor<64xf64>
   %1 = "ascend.binary"(%0, %b) {kind = "pow"} : (tensor<64xf64>, tensor<64xf64>) -> tensor<64xf64>
-  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<64xf64>) -> ()
+  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64xf64>) -> ()
 }) {sym_name = "exp_f64", function_type = (tensor<64xf64>, tensor<64xf64>) -> tensor<64xf64>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -80,5 +80,5 @@
     tensor.yield %cst : f32
   } : tensor<64x1024xf32> to tensor<66x1024xf32>
   %s = tensor.extract_slice %p[0, 0] [33, 1024] [2, 1] : tensor<66x1024xf32> to tensor<33x1024xf32>
-  "ascend.yield"(%s) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<33x1024xf32>) -> ()
+  "ascend.yield"(%s) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<33x1024xf32>) -> ()
 }) {sym_name = "pad_in_workspace", function_type = (tensor<64x1024xf32>) -> tensor<33x1024xf32>, core_type = "aiv", fusion = "opaque", block_dim = 1, tiling = {}} : () -> ()

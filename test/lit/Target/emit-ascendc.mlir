@@ -30,7 +30,7 @@
   %c = arith.constant 0.5 : f16
   %0 = "ascend.unary"(%a) {kind = "exp"} : (tensor<4096xf16>) -> tensor<4096xf16>
   %1 = "ascend.binary"(%0, %c) {kind = "mul"} : (tensor<4096xf16>, f16) -> tensor<4096xf16>
-  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4096xf16>) -> ()
+  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4096xf16>) -> ()
 }) {sym_name = "chain", function_type = (tensor<4096xf16>) -> tensor<4096xf16>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -43,7 +43,7 @@
 "ascend.kernel"() ({
 ^bb0(%a: tensor<77x300xf32>):
   %0 = "ascend.reduce"(%a) {kind = "sum", dims = array<i64: 1>, keepdim = false} : (tensor<77x300xf32>) -> tensor<77xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<77xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<77xf32>) -> ()
 }) {sym_name = "rowsum", function_type = (tensor<77x300xf32>) -> tensor<77xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -66,7 +66,7 @@
 "ascend.kernel"() ({
 ^bb0(%a: tensor<256x64xf16>, %b: tensor<64x128xf16>):
   %0 = "ascend.matmul"(%a, %b) {acc_type = f32, transpose_a = false, transpose_b = false} : (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<256x128xf16>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<256x128xf16>) -> ()
 }) {sym_name = "mm", function_type = (tensor<256x64xf16>, tensor<64x128xf16>) -> tensor<256x128xf16>, core_type = "aic", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -105,7 +105,7 @@
   %2 = "ascend.broadcast"(%bias) {dims = array<i64: 0>} : (tensor<40xf16>) -> tensor<64x40xf16>
   %3 = "ascend.binary"(%1, %2) {kind = "add"} : (tensor<64x40xf16>, tensor<64x40xf16>) -> tensor<64x40xf16>
   %4 = "ascend.unary"(%3) {kind = "relu"} : (tensor<64x40xf16>) -> tensor<64x40xf16>
-  "ascend.yield"(%4) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<64x40xf16>) -> ()
+  "ascend.yield"(%4) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64x40xf16>) -> ()
 }) {sym_name = "linear_relu", function_type = (tensor<64x48xf16>, tensor<40x48xf16>, tensor<40xf16>) -> tensor<64x40xf16>, core_type = "mix", fusion = "matmul_epilogue", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -122,7 +122,7 @@
   %s = tensor.extract %alpha[] : tensor<f64>
   %f = arith.truncf %s : f64 to f32
   %0 = "ascend.binary"(%a, %f) {kind = "mul"} : (tensor<32x64xf32>, f32) -> tensor<32x64xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<32x64xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<32x64xf32>) -> ()
 }) {sym_name = "scaled", function_type = (tensor<32x64xf32>, tensor<f64>) -> tensor<32x64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -138,7 +138,7 @@
   %0 = "ascend.binary"(%a, %b) {kind = "mul"} : (tensor<i64>, tensor<i64>) -> tensor<i64>
   %1 = "ascend.cast"(%0) : (tensor<i64>) -> tensor<f32>
   %2 = "ascend.binary"(%x, %1) {kind = "add"} : (tensor<f32>, tensor<f32>) -> tensor<f32>
-  "ascend.yield"(%2) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<f32>) -> ()
+  "ascend.yield"(%2) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<f32>) -> ()
 }) {sym_name = "scalar_product", function_type = (tensor<i64>, tensor<i64>, tensor<f32>) -> tensor<f32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
@@ -162,5 +162,5 @@
 "ascend.kernel"() ({
 ^bb0(%a: tensor<3x70000xf32>):
   %0 = "ascend.reduce"(%a) {dims = array<i64: 1>, keepdim = false, kind = "sum"} : (tensor<3x70000xf32>) -> tensor<3xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<3xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3xf32>) -> ()
 }) {sym_name = "long_rows", function_type = (tensor<3x70000xf32>) -> tensor<3xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()

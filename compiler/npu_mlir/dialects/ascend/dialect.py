@@ -13,7 +13,7 @@ of operands (or results) are built without `operandSegmentSizes`: the group is w
 after the fixed operands, so hand-written IR stays readable.
 IRDL binds all values of one variadic group to a single type, so a variadic group must be
 homogeneous: `ascend.launch` spreads its heterogeneous arguments over up to 24 groups and its
-results over up to 4, and `ascend.yield` its values over up to 4, one group per run of equal
+results over up to 16, and `ascend.yield` its values over up to 16, one group per run of equal
 types, with `operandSegmentSizes` / `resultSegmentSizes` (kernel_ops.py).
 """
 

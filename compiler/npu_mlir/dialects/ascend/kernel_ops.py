@@ -36,9 +36,10 @@ FUSION_KINDS = ("single", "elementwise", "reduction", "matmul_epilogue", "conv",
 # stored as several groups, one per run of equal types, sized by `operandSegmentSizes` /
 # `resultSegmentSizes` (the builders compute them): a launch's arguments in up to
 # LAUNCH_TYPE_RUNS groups, a kernel's results (a yield's values, a launch's results) in up to
-# RESULT_TYPE_RUNS (a value + index reduction yields two types).
+# RESULT_TYPE_RUNS (a value + index reduction yields two types; one of avg_pool2d_backward's
+# opaque groups nine).
 LAUNCH_TYPE_RUNS = 24
-RESULT_TYPE_RUNS = 4
+RESULT_TYPE_RUNS = 16
 
 
 def segment_sizes(types: Sequence, runs_allowed: int, op: str, what: str) -> list[int]:

@@ -163,7 +163,7 @@ func.func @conv_output_shape(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
 // expected-error@+1 {{unknown core_type 'gpu'; expected one of aiv, aic, mix}}
 "ascend.kernel"() ({
 ^bb0(%x: tensor<4xf32>):
-  "ascend.yield"(%x) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  "ascend.yield"(%x) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
 }) {sym_name = "k", function_type = (tensor<4xf32>) -> tensor<4xf32>, core_type = "gpu", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -171,7 +171,7 @@ func.func @conv_output_shape(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
 // expected-error@+1 {{yielded types differ from function_type results}}
 "ascend.kernel"() ({
 ^bb0(%x: tensor<4xf32>):
-  "ascend.yield"(%x) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  "ascend.yield"(%x) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
 }) {sym_name = "k", function_type = (tensor<4xf32>) -> tensor<8xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 // -----
@@ -182,7 +182,7 @@ func.func @kernel_uses_value_from_above(%y: tensor<4xf32>) {
   ^bb0(%x: tensor<4xf32>):
     // expected-error@+1 {{using value defined outside the region}}
     %0 = "ascend.binary"(%x, %y) {kind = "add"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> ()
+    "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
   }) {sym_name = "k", function_type = (tensor<4xf32>) -> tensor<4xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
   return
 }
@@ -191,7 +191,7 @@ func.func @kernel_uses_value_from_above(%y: tensor<4xf32>) {
 
 func.func @launch_unknown_kernel(%x: tensor<4xf32>) {
   // expected-error@+1 {{calls @nope, which is not an ascend.kernel in this module}}
-  %0 = "ascend.launch"(%x) {callee = @nope, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = "ascend.launch"(%x) {callee = @nope, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
 
@@ -199,12 +199,12 @@ func.func @launch_unknown_kernel(%x: tensor<4xf32>) {
 
 "ascend.kernel"() ({
 ^bb0(%x: tensor<4xf32>):
-  "ascend.yield"(%x) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  "ascend.yield"(%x) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
 }) {sym_name = "k", function_type = (tensor<4xf32>) -> tensor<4xf32>, core_type = "aiv", fusion = "single", block_dim = 1, tiling = {}} : () -> ()
 
 func.func @launch_wrong_types(%x: tensor<8xf32>) {
   // expected-error@+1 {{operand types differ from the inputs of @k}}
-  %0 = "ascend.launch"(%x) {callee = @k, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<8xf32>) -> tensor<4xf32>
+  %0 = "ascend.launch"(%x) {callee = @k, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8xf32>) -> tensor<4xf32>
   return
 }
 
@@ -252,5 +252,5 @@ func.func @bad_pipe() {
 
 func.func @yield_outside_kernel() {
   // expected-error@+1 {{must be the terminator of an ascend.kernel}}
-  "ascend.yield"() {operandSegmentSizes = array<i32: 0, 0, 0, 0>} : () -> ()
+  "ascend.yield"() {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
 }

@@ -62,13 +62,13 @@ func.func @cube(%a: tensor<32x64xf16>, %b: tensor<16x64xf16>, %c: tensor<64x16xf
 "ascend.kernel"() ({
 ^bb0(%x: tensor<64xf32>):
   %0 = "ascend.unary"(%x) {kind = "relu"} : (tensor<64xf32>) -> tensor<64xf32>
-  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<64xf32>) -> ()
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64xf32>) -> ()
 }) {sym_name = "k0", function_type = (tensor<64xf32>) -> tensor<64xf32>, core_type = "aiv", fusion = "elementwise", block_dim = 8, tiling = {ub_tile = 8}} : () -> ()
 
 // CHECK-LABEL: func.func @host
 // CHECK: "ascend.launch"(%{{.*}}) {callee = @k0, operandSegmentSizes = array<i32: 1, 0, {{.*}}>} : (tensor<64xf32>) -> tensor<64xf32>
 func.func @host(%x: tensor<64xf32>) -> tensor<64xf32> {
-  %0 = "ascend.launch"(%x) {callee = @k0, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<64xf32>) -> tensor<64xf32>
+  %0 = "ascend.launch"(%x) {callee = @k0, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64xf32>) -> tensor<64xf32>
   return %0 : tensor<64xf32>
 }
 
@@ -111,5 +111,5 @@ func.func @host(%x: tensor<64xf32>) -> tensor<64xf32> {
   "ascend.mmad"(%l0a, %l0b, %l0c) {init = true} : (memref<16x16xf16, #ascend.memspace<"l0a">>, memref<16x16xf16, #ascend.memspace<"l0b">>, memref<16x16xf32, #ascend.memspace<"l0c">>) -> ()
   "ascend.fixpipe"(%l0c, %c) : (memref<16x16xf32, #ascend.memspace<"l0c">>, memref<16x16xf32>) -> ()
   "ascend.barrier"() {pipe = "ALL"} : () -> ()
-  "ascend.yield"() {operandSegmentSizes = array<i32: 0, 0, 0, 0>} : () -> ()
+  "ascend.yield"() {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
 }) {sym_name = "tiles", function_type = (memref<1024xf32>, memref<1024xf32>, memref<16x16xf16>, memref<16x16xf32>) -> (), core_type = "mix", fusion = "matmul_epilogue", block_dim = 1, tiling = {}} : () -> ()
