@@ -11,7 +11,9 @@ Each rewrite here states the op over one extra axis and reduces it away:
   it (NaN largest, ties by position, so the order is stable); the k-th output is the element of rank k;
 - index_select / index_add: out[c] = sum_j (index[j] == c) * x[j] along the dim;
 - cummax / cummin: the running extreme over k <= j, its index the last k <= j holding it;
-- bucketize / searchsorted count the boundaries below each value; isin compares with every test element.
+- bucketize / searchsorted count the boundaries below each value; isin compares with every test element;
+- nonzero_static: the k-th row is the flat position of the k-th nonzero element (the count of
+  elements whose running count of nonzeros is <= k), unravelled over the shape.
 Every index passes through bounds.in_range first: one that matches no position fails the kernel at
 the next synchronization, where the CPU raises. The comparison fuses into the reduction as its
 producer, so the extra axis is never stored; the
@@ -474,6 +476,21 @@ def mode(self: torch.Tensor, dim: int = -1, keepdim: bool = False) -> tuple[torc
     return values, indices
 
 
+def nonzero_static(self: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:
+    """csrc/aten/IndexingOps.cpp's nonzero runs this with `size` the nonzero count rounded up."""
+    flat = (self != 0).reshape(-1)
+    running = cumsum(flat.to(torch.int64), 0)  # nonzeros up to and including each element
+    rows = torch.arange(size, device=self.device).unsqueeze(-1)
+    position = (running.unsqueeze(0) <= rows).sum(-1)  # [size]: the k-th nonzero's flat position
+    found = rows.squeeze(-1) < running[-1:]
+    coordinates, stride = [], 1
+    for extent in reversed(self.shape):
+        coordinates.append(torch.remainder(torch.div(position, stride, rounding_mode="floor"), extent))
+        stride *= extent
+    coordinates.reverse()
+    return torch.where(found.unsqueeze(-1), torch.stack(coordinates, -1), fill_value)
+
+
 def isin(elements: torch.Tensor, test_elements: torch.Tensor, *, assume_unique: bool = False,
          invert: bool = False) -> torch.Tensor:
     found = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
@@ -512,4 +529,5 @@ MASKED: dict[torch._ops.OpOverload, Callable] = {
     aten.index_reduce.default: index_reduce,
     aten.take.default: take,
     aten.put.default: put,
+    aten.nonzero_static.default: nonzero_static,
 }
