@@ -93,11 +93,16 @@ def _keepdim(node: torch.fx.Node) -> bool:
 
 
 class _Rows:
-    """The row-by-row analysis of a graph over one symbol: each tensor node's Dyn, or NotGeneric."""
+    """The row-by-row analysis of a graph over one symbol: each tensor node's Dyn, or NotGeneric.
+
+    A view may merge the size with a dim before it ([16, s, 64] -> [16 * s, 64]): `outer` keeps, per
+    tensor, the factor of its dynamic dim outside the size (1 unless merged so); ops that act row by
+    row take such a dim as any other, and inputs and outputs must hold the size unmerged."""
 
     def __init__(self, gm: torch.fx.GraphModule, symbol: sympy.Symbol) -> None:
         self.symbol = symbol
         self.dyn: dict[torch.fx.Node, list[Dyn]] = {}
+        self.outer: dict[torch.fx.Node, sympy.Expr] = {}
         for node in gm.graph.nodes:
             val = node.meta.get("val")
             if node.op == "output":
@@ -108,8 +113,22 @@ class _Rows:
                     raise NotGeneric(f"{node.name} returns tensors mixed with other values")
                 continue  # a SymInt, a number: bound per call
             self.dyn[node] = [_dyn(v, symbol) for v in _tensors(val)]
+            self.outer[node] = sympy.Integer(1)
             if node.op == "call_function":
                 self._check(node)
+                self._propagate_outer(node)
+
+    def _propagate_outer(self, node: torch.fx.Node) -> None:
+        """A row-by-row op's outputs keep its inputs' outer factor (a view's is set by _reshape)."""
+        if node.target in _RESHAPES:
+            return
+        source = node.args[0] if node.target is operator.getitem else None
+        outers = {self.outer[a] for a in ([source] if source is not None else node.all_input_nodes)
+                  if a in self.dyn and self.of(a) is not None}
+        if len(outers) > 1:
+            raise NotGeneric(f"{node.name} combines rows of the dynamic size merged differently")
+        if outers:
+            self.outer[node] = outers.pop()
 
     def of(self, value: Any) -> Dyn:
         return self.dyn[value][0] if isinstance(value, torch.fx.Node) and value in self.dyn else None
@@ -213,18 +232,23 @@ class _Rows:
                     raise NotGeneric(f"{name} broadcasts the dynamic size into another dim")
 
     def _reshape(self, node: torch.fx.Node, name: str, source: tuple[int, sympy.Expr]) -> None:
-        """A view keeps rows of the size contiguous when the dims before it match and every unit of
-        the size spans as many elements before as after."""
+        """A view keeps each row of the size whole when as many elements come before and after the
+        size in the output as in the input; the output's dim holding it may merge it with dims
+        before it (its outer factor)."""
         out = self.dyn[node][0]
         if out is None:
-            raise NotGeneric(f"{name} merges the dynamic size with another dim")
+            raise NotGeneric(f"{name} merges the dynamic size into a dim with others")
         shape_in = [_expr(s) for s in node.args[0].meta["val"].shape]
         shape_out = [_expr(s) for s in node.meta["val"].shape]
-        outer_in, outer_out = sympy.prod(shape_in[:source[0]]), sympy.prod(shape_out[:out[0]])
-        inner_in = source[1] * sympy.prod(shape_in[source[0] + 1:])
-        inner_out = out[1] * sympy.prod(shape_out[out[0] + 1:])
-        if sympy.simplify(outer_in - outer_out) != 0 or sympy.simplify(inner_in - inner_out) != 0:
+        outer_in = self.outer[node.args[0]]
+        before = sympy.prod(shape_in[:source[0]]) * outer_in
+        after = source[1] / outer_in * sympy.prod(shape_in[source[0] + 1:])
+        outer_out = sympy.simplify(before / sympy.prod(shape_out[:out[0]]))
+        if self.symbol in outer_out.free_symbols or not outer_out.is_positive:
             raise NotGeneric(f"{name} reorders rows of the dynamic size")
+        if sympy.simplify(out[1] / outer_out * sympy.prod(shape_out[out[0] + 1:]) - after) != 0:
+            raise NotGeneric(f"{name} reorders rows of the dynamic size")
+        self.outer[node] = outer_out
 
 
 def _outermost(val: torch.Tensor, dyn: Dyn, binding: dict) -> bool:
@@ -258,9 +282,10 @@ def _specialize(gm: torch.fx.GraphModule, binding: dict, drop_outputs: set[int])
 class DynamicGraph:
     """An AOT graph with symbolic shapes, called (boxed) with concrete arguments."""
 
-    _boxed_call = True
-
     def __init__(self, gm: torch.fx.GraphModule, examples: Sequence[Any], compile_static: Callable) -> None:
+        # AOTAutograd's boxed convention; an instance attribute, which torch._dynamo.disable's wrapper of
+        # a backward copies (a class attribute is lost there).
+        self._boxed_call = True
         self.gm = gm
         self.compile_static = compile_static
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -301,6 +326,8 @@ class DynamicGraph:
             val = node.meta.get("val")
             if isinstance(val, torch.Tensor):
                 dyn = rows.of(node)
+                if dyn is not None and sympy.simplify(rows.outer[node] - 1) != 0:
+                    raise NotGeneric(f"{node.name} holds the dynamic size merged into a dim with others")
                 if not _outermost(val, dyn, unit):
                     raise NotGeneric(f"{node.name} holds the dynamic size behind a dim of more than one element")
                 if node.op == "call_function" and node.target in _RELABELS | _RESHAPES and dyn is not None:
@@ -329,8 +356,11 @@ class DynamicGraph:
         if run is None:
             self._count_compile()
             static = make_fx(self.gm, tracing_mode="fake")(*args)
+            output = static.graph.output_node()  # its integers are the call's, put back by _with_symbolic
+            output.args = (tuple(v for i, v in enumerate(output.args[0]) if i not in self.symbolic_outputs),)
+            static.recompile()
             run = self.static[key] = self.compile_static(static, list(args))
-        return run(list(args))
+        return self._with_symbolic(run(list(args)), binding)
 
     def _count_compile(self) -> None:
         if self.compiles:
@@ -385,8 +415,8 @@ class DynamicGraph:
                 scale = dyn[1].subs(binding)
                 if not (scale.is_Integer and int(scale) > 0):
                     raise NotGeneric(f"{node.name} holds the size times {dyn[1]} = {scale}, not a whole number")
-                values.append((dyn[0], int(scale)))
-            scales[node.name] = values[0] if len(values) == 1 else None
+                values.append((dyn[0], int(scale)) if sympy.simplify(rows.outer[node] - 1) == 0 else ("merged",))
+            scales[node.name] = values[0] if len(values) == 1 else ("merged",) if any(values) else None
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
         examples = []
         size_source = None
