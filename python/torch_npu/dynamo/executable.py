@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from npu_mlir.frontend.fx_graph import GraphDescriptionError, describe
+from npu_mlir.tools.compile_protocol import KernelRecord, Rejected
 from torch_npu import _C
 from torch_npu.dynamo import rng, stats
 from torch_npu.eager import disk_cache
@@ -141,13 +142,13 @@ class GraphExecutable:
             mutations = {bases.index(source): self.inputs.index(k) for k, source in mutated}
             self._compile(torch.fx.GraphModule(torch.nn.Module(), compute), [b.name for b in bases], mutations, inputs)
 
-    def _aliases(self, record: dict, mutations: dict[int, int]) -> list[int]:
+    def _aliases(self, record: KernelRecord, mutations: dict[int, int]) -> list[int]:
         """Per result, the input whose buffer it is written into (-1: a fresh buffer). A result aliases
         its input unless a launch after the one writing it still reads that input."""
-        aliases = [-1] * len(record["outputs"])
+        aliases = [-1] * len(record.outputs)
         for j, k in mutations.items():
-            writers = [i for i, launch in enumerate(record["launches"]) if ["out", j] in map(list, launch["refs"])]
-            readers = [i for i, launch in enumerate(record["launches"]) if ["in", k] in map(list, launch["refs"])]
+            writers = [i for i, launch in enumerate(record.launches) if ("out", j) in launch.refs]
+            readers = [i for i, launch in enumerate(record.launches) if ("in", k) in launch.refs]
             if writers and all(i <= writers[0] for i in readers):
                 aliases[j] = k
                 stats.count("mutations_aliased")
@@ -171,28 +172,28 @@ class GraphExecutable:
                 record = pool().compile(request)
             except CompileRejected as err:
                 # A refusal is kept too: a warm start splits where the cold one did without asking again.
-                disk_cache.store(key, {"launches": [], "rejected": str(err)})
+                disk_cache.store(key, Rejected(str(err)))
                 raise
             finally:
                 stats.count("compile_ms", (time.perf_counter() - start) * 1e3)
             disk_cache.store(key, record)
         else:
             stats.count("cache_hits")
-            if "rejected" in record:
-                raise CompileRejected(record["rejected"])
+            if isinstance(record, Rejected):
+                raise CompileRejected(record.reason)
         aliases = self._aliases(record, mutations)
         self.compiled = _C._CompiledGraph(record, aliases, len(self.inputs), self.philox_increment,
                                           self._call_plan(record, inputs), self._replay)
         self.launches = self.compiled.launch_count
         stats.count("arena_bytes", self.compiled.arena_bytes)
-        stats.count("temp_bytes", sum(record.get("temps", [])))
+        stats.count("temp_bytes", sum(record.temps))
         stats.count("graphs_compiled")
         stats.count("kernels", self.launches)
-        for source in record.get("sources", []):
-            kind = KERNEL_KIND.search(source["kernel"])
+        for source in record.sources:
+            kind = KERNEL_KIND.search(source.kernel)
             stats.count_kernel(kind.group(1) if kind else "other")
 
-    def _call_plan(self, record: dict, inputs: Sequence[Any]) -> dict:
+    def _call_plan(self, record: KernelRecord, inputs: Sequence[Any]) -> dict:
         """What the C++ call does around the plan (CallPlan in csrc/graph/CompiledGraph.h): each output's
         view chain replayed once here on meta tensors of the traced layouts, so a call makes it with one
         as_strided."""
@@ -204,7 +205,7 @@ class GraphExecutable:
             if spec[0] == "input":
                 sizes, strides = list(inputs[spec[1]].shape), list(inputs[spec[1]].stride())
             else:
-                sizes = record["outputs"][spec[1]][0]
+                sizes = list(record.outputs[spec[1]][0])
                 strides = list(torch.empty(sizes, device="meta").stride())
             out = {"base": spec[0], "index": spec[1], "view": bool(spec[2])}
             if spec[2]:
@@ -227,7 +228,7 @@ class GraphExecutable:
             plan["chunk"] = self._chunk_plan(record, inputs, outputs)
         return plan
 
-    def _chunk_plan(self, record: dict, inputs: Sequence[Any], outputs: list[dict]) -> dict:
+    def _chunk_plan(self, record: KernelRecord, inputs: Sequence[Any], outputs: list[dict]) -> dict:
         """ChunkPlan (csrc/graph/CompiledGraph.h): per input the bytes one unit of the dynamic size
         advances, per result and output view the dim that holds it."""
         def held(name: str) -> tuple[int, int] | None:
@@ -241,7 +242,7 @@ class GraphExecutable:
             dyn = held(name)
             steps.append(0 if dyn is None else dyn[1] * inputs[k].stride(dyn[0]) * inputs[k].element_size())
         result_dims = [held(name) for name in self.base_names]
-        for (sizes, _), dyn in zip(record["outputs"], result_dims):
+        for (sizes, _), dyn in zip(record.outputs, result_dims):
             if dyn is not None and any(s != 1 for s in sizes[:dyn[0]]):
                 raise GraphDescriptionError("a result holds the dynamic size behind a dim of more than one element")
         for out, names in zip(outputs, self.output_names):
