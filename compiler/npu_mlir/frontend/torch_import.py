@@ -65,6 +65,16 @@ def _context() -> ir.Context:
     return _tls.context
 
 
+def _to_linalg() -> PassManager:
+    """TO_LINALG for this thread's context, built once: a pass manager run again keeps what its passes
+    initialized (canonicalize's frozen patterns), a few ms of each import. Every dialect is loaded
+    first, so those patterns cover dialects a later graph brings in."""
+    if not hasattr(_tls, "to_linalg"):
+        _context().load_all_available_dialects()
+        _tls.to_linalg = PassManager.parse(TO_LINALG, _context())
+    return _tls.to_linalg
+
+
 def _decompositions() -> dict:
     if not hasattr(_tls, "decompositions"):
         _tls.decompositions = get_decomposition_table()
@@ -78,7 +88,7 @@ def _lower(gm: torch.fx.GraphModule) -> ir.Module:
     try:
         importer.import_stateless_graph(gm.graph, func_name="main")
         with _context():
-            PassManager.parse(TO_LINALG).run(importer.module.operation)
+            _to_linalg().run(importer.module.operation)
     except Exception as err:  # torch-mlir raises plain Exceptions/RuntimeErrors with the diagnostic
         raise FrontendError(f"torch-mlir cannot lower this graph to linalg: {str(err).strip()[:2000]}") from err
     return importer.module
