@@ -478,6 +478,8 @@ def mode(self: torch.Tensor, dim: int = -1, keepdim: bool = False) -> tuple[torc
 
 def nonzero_static(self: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:
     """csrc/aten/IndexingOps.cpp's nonzero runs this with `size` the nonzero count rounded up."""
+    if self.dim() == 0:
+        return torch.zeros((size, 0), dtype=torch.int64, device=self.device)
     flat = (self != 0).reshape(-1)
     running = cumsum(flat.to(torch.int64), 0)  # nonzeros up to and including each element
     rows = torch.arange(size, device=self.device).unsqueeze(-1)
