@@ -325,7 +325,8 @@ def plan_call(op_name: str, args: list, block_dim: int) -> Plan:
 def _lay_out(plan: Plan, args: list) -> None:
     """Each result in the layout the op gives it on CPU (TensorIterator's: channels_last or permuted
     inputs give such results), read off the op itself on meta tensors; a result written into an
-    argument in place is laid out as that argument, so the kernel writes it directly."""
+    argument in place is laid out as that argument, so the kernel writes it directly; a resized out=
+    tensor as the functional result."""
     from npu_mlir.frontend.kernel_build import example_tensors
 
     tensors, params = example_tensors(plan.request, device="meta")
@@ -339,11 +340,13 @@ def _lay_out(plan: Plan, args: list) -> None:
     layouts, orders = [], []
     for result, (arg, element, resize) in zip(flat, plan.targets):
         sizes, strides = list(result.shape), list(result.stride())
-        if arg >= 0:
-            # An out= tensor is not described (the key leaves it out): it is written by a copy.
-            desc = None if resize else args[arg][element] if element >= 0 else args[arg]
+        if arg >= 0 and not resize:
+            desc = args[arg][element] if element >= 0 else args[arg]
             written = isinstance(desc, tuple) and desc[0] == "T" and desc[4] not in INTERNAL_FORMATS
             strides = list(desc[3]) if written and list(desc[2]) == sizes else list(contiguous_strides(tuple(sizes)))
+        # An out= tensor is not described (the key leaves it out): one the call resizes takes the
+        # functional result's layout, as the CPU restrides a resized out (the dispatcher's
+        # as_strided_), and is written directly; one of the right size keeps its own, written by a copy.
         order = memory_order(sizes, strides)
         row_major = order is None or strides == list(contiguous_strides(tuple(sizes)))
         layouts.append(None if row_major else (sizes, strides))

@@ -73,3 +73,24 @@ def test_in_place_and_views_of_a_laid_out_result(eager_stats):
     flat = lambda t: t.as_strided((t.numel(),), (1,))  # noqa: E731
     torch.testing.assert_close(flat(y_npu).cpu(), flat(y_cpu))
     assert_no_fallback()
+
+
+# out= forms: a tensor the call resizes takes the result's layout (the CPU restrides it), one of the
+# right shape keeps its own strides.
+_OUT_OPS = {
+    "add": lambda x, out: torch.add(x, x * 0.5, out=out),
+    "where": lambda x, out: torch.where(x > 0, x, -x, out=out),
+    "sum_keepdim": lambda x, out: torch.sum(x, 1, keepdim=True, out=out),
+}
+
+
+@pytest.mark.parametrize("out_shape", [(0,), (3,), None], ids=["empty", "wrong_size", "right_size"])
+@pytest.mark.parametrize("layout", ["permuted", "channels_last"])
+@pytest.mark.parametrize("op", sorted(_OUT_OPS))
+def test_out_strides_match_cpu(op, layout, out_shape, eager_stats):
+    shape, make = _LAYOUTS[layout]
+    x = make(torch.randn(shape, generator=torch.Generator().manual_seed(0)))
+    want = _OUT_OPS[op](x, torch.empty(out_shape or _OUT_OPS[op](x, None).shape))
+    got = _OUT_OPS[op](x.npu(), torch.empty(out_shape or want.shape, device="npu"))
+    _check_like_cpu(got, want)
+    assert_no_fallback()

@@ -156,7 +156,11 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
     }
     at::Tensor target = argumentTensor(*stack, argBase, where.ref);
     if (where.resize) {
-      at::native::resize_output(target, spec.sizes);
+      // A resized out= tensor takes the result's layout, as the CPU's resize_out restrides it (only
+      // when it resized: an out= of the right shape keeps its strides).
+      if (at::native::resize_output(target, spec.sizes) && !spec.strides.empty()) {
+        target.as_strided_(spec.sizes, spec.strides);
+      }
     } else {
       // An argument written in place keeps its shape (PyTorch's message for add_ and friends).
       TORCH_CHECK(target.sizes() == c10::IntArrayRef(spec.sizes), "output with shape ", target.sizes(),
