@@ -7,7 +7,8 @@ Stages, in order, each a function over one module in the sim context:
    boolean ops into each consumer (predicates.py) so few i1 tensors are stored; costly elementwise
    ops feeding a contraction that would recompute them are fenced off from fusion (fusion_fence.py).
 2. schedule (schedule.py): half-precision contraction operands widened to f32 panels first
-   (widen_panels.py), then block split, UB tiles, vectorization - on tensors, where fusion works.
+   (widen_panels.py), then block split (a slice kernel the tiling record left at one block is split
+   over the vector cores), UB tiles, vectorization - on tensors, where fusion works.
 3. bufferize (each tensor.empty use made distinct first, so no intermediate can share the output
    buffer): outputs become caller-provided buffers (`buffer-results-to-out-params` hoists each
    result's allocation onto the argument, so a block writes its slice straight into the output);
@@ -15,7 +16,8 @@ Stages, in order, each a function over one module in the sim context:
 4. vector lowering (sim_schedule.lower_vectors) - only after fold-memref-alias-ops and LICM, or the
    hoisting of accumulators out of reduction loops never fires.
 5. to LLVM. Ordering constraints: polynomial math before any math lowering; f16/bf16 arithmetic is
-   widened to f32 (LLVM has no native x86 arithmetic for them); math-to-llvm before vector-to-llvm;
+   widened to f32, math ops on them too, each rounded back (LLVM has no native x86 arithmetic for
+   them, and aborts on some vectors of them: fabs of vector<17xbf16>); math-to-llvm before vector-to-llvm;
    expand-strided-metadata before lower-affine; convert-ub-to-llvm because vectorization leaves
    ub.poison behind. Then bf16 data moves as i16 (bf16_storage.py): x86 cannot keep a bf16 value
    in a register across blocks without a compiler-rt call the JIT cannot resolve; and i1 vectors go
@@ -29,6 +31,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.passmanager import PassManager
 
+from npu_mlir.hardware.soc import ASCEND910B1
 from npu_mlir.passes.approximate_math import approximate_math
 from npu_mlir.targets.sim.integer_division import guard_integer_division
 from npu_mlir.targets.sim import schedule as sim_schedule
@@ -54,6 +57,7 @@ BUFFERIZE = ("builtin.module(empty-tensor-to-alloc-tensor, "
              "loop-invariant-code-motion, cse)")
 TO_LOOPS = "builtin.module(convert-linalg-to-loops, canonicalize, cse, loop-invariant-code-motion)"
 TO_LLVM = ("builtin.module("
+           "math-extend-to-supported-types{target-type=f32}, "
            "arith-emulate-unsupported-floats{source-types=bf16,f16 target-type=f32}, "
            "arith-expand{include-bf16=1}, canonicalize, "
            "convert-vector-to-scf{full-unroll=1}, convert-scf-to-cf, "
@@ -102,6 +106,10 @@ def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
     """Block split (returns the block count used, 0 if the split had to be abandoned) + UB tiling."""
     widen_half_operands(body_function(module, symbol))
     pack_strided_operands(body_function(module, symbol))
+    if block_dim <= 1 and sim_schedule.slices_of_arguments(body_function(module, symbol)):
+        # The tiling record leaves slice kernels unsplit (opaque); the sim splits their copies.
+        sim_schedule.copy_slices_through_generics(module, body_function(module, symbol))
+        block_dim = ASCEND910B1.cores("aiv")
     used = sim_schedule.split_over_blocks(module, body_function(module, symbol), block_dim)
     if used == 0:
         return 0

@@ -6,10 +6,11 @@ Two levels, as on the chip:
   is then pinned to a single iteration at `block_idx`, so each block computes its own slice of the
   output. Producers that cannot be sliced are recomputed whole by every block into block-private
   buffers - slower, never wrong. The split is skipped (block_dim 1) whenever a block could write
-  outside its slice: a result that is not produced by a structured op, results that share no
-  parallel dim, or an output initialised by a non-fusable op. Several results are tiled alike along
-  a dim they share, and their slice loops fused into one (a result computed from another recomputes
-  that one's slice in its own loop; CSE merges the two).
+  outside its slice: a result that is not produced by a structured op (a kernel whose results are
+  slices of its arguments gets identity generics to split: slices_of_arguments), results that share
+  no parallel dim, or an output initialised by a non-fusable op. Several results are tiled alike
+  along a dim they share, and their slice loops fused into one (a result computed from another
+  recomputes that one's slice in its own loop; CSE merges the two).
 - UB tiles: every structured op is tiled so its innermost loops fit a few vector registers, then
   vectorized. Tile sizes always divide the static loop range: a remainder would stay scalar.
 """
@@ -20,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith
+from torch_mlir.dialects import arith, linalg, tensor
 from torch_mlir.dialects.transform import interpreter
 from torch_mlir.passmanager import PassManager
 
@@ -184,6 +185,54 @@ def _reread_elements(roots: list[ir.Operation], dims: list[int], blocks: int) ->
             inputs += size
             extra += 0 if sliced else size * (blocks - 1)
     return extra, inputs
+
+
+# A slice kernel (see slices_of_arguments) of fewer elements stays one block: it copies in a few
+# microseconds, about what the hand-off of each further block costs.
+MIN_SLICE_SPLIT_ELEMENTS = 1 << 16
+
+
+# Ops of a slice chain: views of an argument once bufferized (linalg-fold-unit-extent-dims puts
+# reshapes around rank-reducing slices). A tensor.pad split this way was no faster (its tiles pad
+# in scalar code).
+SLICE_CHAIN_OPS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
+
+
+def slices_of_arguments(func: ir.Operation) -> bool:
+    """Whether every result of func is a chain of slices (SLICE_CHAIN_OPS) of an argument, and they are large.
+
+    Such a kernel (a strided slice: a convolution's weight at one kernel offset, an image of a
+    batch) is opaque to the tiling pass, so its record says block_dim 1 and one core moved all of
+    it (a 512x512 slice of a 3x3 kernel's weight: 1.4 ms). Its blocks can copy row slices.
+    """
+    block = func.regions[0].blocks[0]
+    ret = block.operations[len(block.operations) - 1]
+    elements = 0
+    for value in ret.operands:
+        op, names = _defining_op(value), set()
+        while op is not None and op.name in SLICE_CHAIN_OPS:
+            names.add(op.name)
+            op = _defining_op(op.operands[0])
+        if op is not None and op.name == "bufferization.to_tensor":
+            op = _defining_op(op.operands[0])
+        shape = ir.RankedTensorType(value.type).shape
+        if op is not None or "tensor.extract_slice" not in names or min(shape, default=1) < 0:
+            return False
+        elements += math.prod(shape)
+    return bool(list(ret.operands)) and elements >= MIN_SLICE_SPLIT_ELEMENTS
+
+
+def copy_slices_through_generics(module: ir.Module, func: ir.Operation) -> None:
+    """Return each result of a slices_of_arguments kernel through an identity linalg.generic, which
+    split_over_blocks tiles (the slice folds into each block's own slice of it)."""
+    block = func.regions[0].blocks[0]
+    ret = block.operations[len(block.operations) - 1]
+    with ir.InsertionPoint(ret), ret.location:
+        for n, value in enumerate(list(ret.operands)):
+            kind = ir.RankedTensorType(value.type)
+            empty = tensor.EmptyOp(kind.shape, kind.element_type).result
+            ret.operands[n] = linalg.copy(value, outs=[empty])
+    PassManager.parse("builtin.module(linalg-generalize-named-ops)").run(module.operation)
 
 
 def split_over_blocks(module: ir.Module, func: ir.Operation, requested: int) -> int:
