@@ -63,6 +63,11 @@ CONVOLUTIONS = {
                       [(2, 3, 9, 8), (5, 3, 3, 2), (5,)]),
     "2d_pointwise_stride2": (lambda x, w: F.conv2d(x, w, stride=2), [(2, 4, 7, 7), (6, 4, 1, 1)]),
     "2d_same": (lambda x, w: F.conv2d(x, w, padding="same"), [(2, 3, 7, 6), (4, 3, 4, 3)]),
+    # Images smaller than the kernel: offsets whose windows read only padding leave the GEMMs
+    # (conv_gemm._live_kernel), one live offset of 9 at 1x1, asymmetric ranges with stride and dilation.
+    "2d_one_pixel": (lambda x, w, b: F.conv2d(x, w, b, padding=1), [(3, 4, 1, 1), (6, 4, 3, 3), (6,)]),
+    "2d_small_image_stride2_dilated": (lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=2, dilation=(2, 1)),
+                                       [(2, 3, 2, 3), (4, 3, 3, 5)]),
     "1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2, groups=2),
            [(2, 4, 11), (6, 2, 3), (6,)]),
     "3d": (lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1), [(1, 3, 5, 6, 4), (4, 3, 2, 2, 2), (4,)]),
@@ -142,3 +147,25 @@ def test_convolution_backward_output_mask(eager_stats) -> None:
     assert got[0] is None and got[2] is None
     _close(got[1], want[1], torch.float32)
     assert_no_fallback()
+
+
+def test_weight_slice_kernel_runs_on_several_blocks() -> None:
+    # A strided slice of an argument (a conv weight at one kernel offset) is opaque to the tiling
+    # pass (block_dim 1); the sim target copies it in row slices over several blocks.
+    import tempfile
+    from pathlib import Path
+
+    from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
+
+    text = """module {
+      func.func @main(%w: tensor<256x256x3x3xf32>) -> tensor<256x256x1x1xf32> {
+        %0 = tensor.extract_slice %w[0, 0, 1, 2] [256, 256, 1, 1] [1, 1, 1, 1] : tensor<256x256x3x3xf32> to tensor<256x256x1x1xf32>
+        return %0 : tensor<256x256x1x1xf32>
+      }
+    }"""
+    with tempfile.TemporaryDirectory() as cache:
+        kernel = compile_linalg(text, SimTiling(1), name="weight_slice", cache_dir=Path(cache))
+        w = torch.randn(256, 256, 3, 3)
+        got = run_on_host(kernel, [w], threads=2)[0]
+    assert kernel.block_dim > 1
+    assert torch.equal(got, w[:, :, 1:2, 2:3])

@@ -299,7 +299,10 @@ def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, kernel: lis
     windows = _windows(pad_trailing(input.transpose(0, 1), low, high), kernel, stride, dilation, out)
     if groups == 1:
         cols = _joined([window.reshape(c_in, -1) for window in windows], 0)
-        rows = _joined([image.reshape(c_out, -1).t() for image in grad_output.unbind(0)], 0)
+        if math.prod(out) == 1:  # (N, C_out) as it is: no per-image transposes
+            rows = _joined([grad_output.reshape(grad_output.shape[0], c_out)], 1)
+        else:
+            rows = _joined([image.reshape(c_out, -1).t() for image in grad_output.unbind(0)], 0)
         product = cols @ rows  # (k * C_in, C_out), kernel-offset-major rows
         per_offset = [product[o * c_in:(o + 1) * c_in] for o in range(len(windows))]
         stacked = torch.stack(per_offset, -1) if len(per_offset) > 1 else _joined(per_offset, 0).unsqueeze(-1)
