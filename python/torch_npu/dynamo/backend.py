@@ -29,12 +29,35 @@ from torch_npu.dynamo.splitting import compile_graph
 DECOMPOSITIONS = {**core_aten_decompositions(), **foreach_decompositions()}
 
 
+class _OnFirstCall:
+    """A backward graph compiled on its first call, for the layouts of the tensors it is called with.
+
+    Its inputs are mostly the forward's outputs, laid out as the compiled forward makes them (its
+    results are dense row-major, views of them as traced on those): AOTAutograd's trace gave some
+    other strides (a GPT block's saved attention operands), and kernels built for those copied the
+    inputs on every call (2 per training step)."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        self.gm = gm
+        self.run: Callable | None = None
+        self._boxed_call = True  # an instance attribute: torch._dynamo.disable's wrapper copies those
+
+    def __call__(self, args: list) -> Any:
+        if self.run is None:
+            self.run = compile_graph(self.gm, list(args))
+        return self.run(args)
+
+
 def _compiler(kind: str) -> Callable:
     def compiler(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
         stats.count(f"{kind}_graphs")
         # Symbolic shapes: compiled once for any size where the graph allows it, else per shape.
         dynamic = compile_dynamic(gm, example_inputs, compile_graph)
-        return dynamic if dynamic is not None else compile_graph(gm, example_inputs)  # boxed: one list of inputs
+        if dynamic is not None:
+            return dynamic
+        if kind == "backward":
+            return _OnFirstCall(gm)
+        return compile_graph(gm, example_inputs)  # boxed: one list of inputs
 
     compiler.__name__ = f"npu_mlir_{kind}_compiler"
     return compiler
