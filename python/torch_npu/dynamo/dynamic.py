@@ -144,6 +144,11 @@ class _Rows:
         inputs = [self.of(a) for a in node.all_input_nodes if a in self.dyn]
         held = [d for d in inputs if d is not None]
         outs = self.dyn[node]
+        if target not in _RESHAPES | _RELABELS | _FILLS and any(
+                isinstance(a.meta.get("val"), (torch.SymInt, torch.SymFloat)) and
+                self.symbol in _expr(a.meta["val"]).free_symbols for a in node.all_input_nodes):
+            # x / x.shape[0]: a chunk would compute with its own extent, not the call's size
+            raise NotGeneric(f"{name} takes the dynamic size as a value")
         if target == aten.copy_.default or (isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable):
             raise NotGeneric(f"{name} writes an input in place (a chunk that overlaps the one before it would read its writes)")
         if isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in target.tags:

@@ -19,11 +19,11 @@ Stages, in order, each a function over one module in the sim context:
    widened to f32, math ops on them too, each rounded back (LLVM has no native x86 arithmetic for
    them, and aborts on some vectors of them: fabs of vector<17xbf16>); math-to-llvm before
    vector-to-llvm; expand-strided-metadata before lower-affine; convert-ub-to-llvm because
-   vectorization leaves ub.poison behind. Then bf16 data moves as i16 (bf16_storage.py): x86 cannot keep a bf16 value
-   in a register across blocks without a compiler-rt call the JIT cannot resolve; and i1 vectors go
-   to memory as bytes (bool_storage.py), the layout scalar accesses to an i1 buffer use. Allocations
-   go through the generic memref functions, defined in the module by scratch.py: each host thread
-   keeps its freed scratch blocks for the next launch.
+   vectorization leaves ub.poison behind. Then bf16 data moves as i16 (bf16_storage.py): x86 cannot
+   keep a bf16 value in a register across blocks without a compiler-rt call the JIT cannot resolve;
+   and i1 vectors go to memory as bytes (bool_storage.py), the layout scalar accesses to an i1
+   buffer use. Allocations go through the generic memref functions, defined in the module by
+   scratch.py: each host thread keeps its freed scratch blocks for the next launch.
 """
 
 from __future__ import annotations
