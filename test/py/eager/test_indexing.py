@@ -228,3 +228,22 @@ def test_a_mask_with_another_count_than_values_raises_at_sync(name, eager_stats)
     torch.ops.aten.index_put_(target, _on("npu", indices), values.npu())
     with pytest.raises(RuntimeError, match=r"(?s)device-side assertion failed.*ERR\d{5}"):
         torch.npu.synchronize()
+
+
+# torch.unique without dim (_unique2; index_fill's backward calls _unique): sorted values, NaNs all
+# distinct, each element's run number and each run's length, as the CPU's sorting implementation.
+_UNIQUE_INPUTS = {
+    "float_nan": torch.tensor([3.0, 1.0, float("nan"), 1.0, 2.0, float("nan")]),
+    "bool": torch.tensor([True, False, True]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_UNIQUE_INPUTS))
+def test_unique_matches_cpu(name, eager_stats):
+    x = _UNIQUE_INPUTS[name]
+    for returns in [dict(), dict(return_inverse=True, return_counts=True)]:
+        want = torch.unique(x, **returns)
+        got = torch.unique(x.npu(), **returns)
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            torch.testing.assert_close(g.cpu(), w, equal_nan=True)
+    assert_no_fallback()

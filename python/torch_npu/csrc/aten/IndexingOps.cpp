@@ -9,11 +9,15 @@
 //   backward is index_put with it, compiled).
 // - masked_select is x[mask] over their broadcast shape; masked_scatter_ is index_put_ with the mask
 //   and the first `count` source elements.
+// - _unique / _unique2 (torch.unique without dim) sort, as the CPU does whatever `sorted` says: the
+//   first element of each run of equal sorted values is kept (x[mask]); NaNs are all distinct; the
+//   inverse is each element's run number, scattered back through the sort's order.
 #include <ATen/ExpandUtils.h>
 #include <ATen/Functions.h>
 #include <ATen/WrapDimUtils.h>
 #include <torch/library.h>
 
+#include <tuple>
 #include <vector>
 
 #include "torch_npu/csrc/aten/CustomOpChecks.h"
@@ -122,6 +126,39 @@ at::Tensor& maskedScatter(at::Tensor& self, const at::Tensor& mask, const at::Te
   return self.index_put_(onlyIndex(where), values);
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> npuUnique2(const at::Tensor& self, bool /*sorted*/, bool returnInverse,
+                                                          bool returnCounts) {
+  at::TensorOptions longs = self.options().dtype(at::kLong);
+  const int64_t n = self.numel();
+  at::Tensor noInverse = at::empty({0}, longs), noCounts = at::empty({0}, longs);
+  if (n == 0) {
+    return {at::empty({0}, self.options()), returnInverse ? at::empty(self.sizes(), longs) : noInverse,
+            returnCounts ? at::empty({0}, longs) : noCounts};
+  }
+  // bool sorts as int32 (the simulated device has no uint8 kernels)
+  at::Tensor flat = self.scalar_type() == at::kBool ? self.reshape(-1).to(at::kInt) : self.reshape(-1);
+  auto [values, order] = at::sort(flat, /*stable=*/true, 0, /*descending=*/false);
+  at::Tensor first = at::ones({n}, self.options().dtype(at::kBool));
+  if (n > 1) first.narrow(0, 1, n - 1).copy_(values.narrow(0, 1, n - 1).ne(values.narrow(0, 0, n - 1)));
+  at::Tensor unique = npuIndex(values, onlyIndex(first)).to(self.scalar_type());
+  at::Tensor inverse = noInverse, counts = noCounts;
+  if (returnInverse) {
+    at::Tensor run = at::cumsum(first, 0).sub_(1);
+    inverse = at::empty({n}, longs).scatter_(0, order, run).view(self.sizes());
+  }
+  if (returnCounts) {
+    at::Tensor starts = npuNonzero(first).reshape(-1);
+    at::Tensor ends = at::cat({starts.narrow(0, 1, starts.numel() - 1), at::full({1}, n, longs)});
+    counts = ends.sub(starts);
+  }
+  return {unique, inverse, counts};
+}
+
+std::tuple<at::Tensor, at::Tensor> npuUnique(const at::Tensor& self, bool sorted, bool returnInverse) {
+  auto [unique, inverse, counts] = npuUnique2(self, sorted, returnInverse, false);
+  return {unique, inverse};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -129,6 +166,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index.Tensor", TORCH_FN(npuIndex));
   m.impl("masked_select", TORCH_FN(maskedSelect));
   m.impl("masked_scatter_", TORCH_FN(maskedScatter));
+  m.impl("_unique", TORCH_FN(npuUnique));
+  m.impl("_unique2", TORCH_FN(npuUnique2));
 }
 
 }  // namespace torch_npu::native
