@@ -141,6 +141,47 @@
   "ascend.yield"(%2) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<f32>) -> ()
 }) {sym_name = "scalar_product", function_type = (tensor<i64>, tensor<i64>, tensor<f32>) -> tensor<f32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
 
+// -----
+
+// A scalar parameter cast to the tensor's dtype (x + lr in x's dtype) is converted on the scalar
+// unit and Duplicated into the tile: Cast takes a LocalTensor, not the tiling struct's field.
+// CHECK-LABEL: // ---- kernel @cast_param (tiling kind elementwise)
+// CHECK: Duplicate(t{{[0-9]+}}, static_cast<float>(tiling_.scalar0), n);
+// CHECK-NOT: Cast(t{{[0-9]+}}, tiling_
+"ascend.kernel"() ({
+^bb0(%s: tensor<f64>, %x: tensor<f32>):
+  %0 = "ascend.cast"(%s) : (tensor<f64>) -> tensor<f32>
+  %1 = "ascend.binary"(%x, %0) {kind = "add"} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<f32>) -> ()
+}) {sym_name = "cast_param", function_type = (tensor<f64>, tensor<f32>) -> tensor<f32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// A select on a 0-d condition has no vector mask to read (the condition is a tiling field): the
+// kernel runs on the scalar unit, which picks per element.
+// CHECK-LABEL: // ---- kernel @select_param (tiling kind elementwise)
+// CHECK: // Runs on the scalar unit
+// CHECK: tiling_.scalar0 ? v{{[0-9]+}} : tiling_.scalar2;
+// CHECK-NOT: ReinterpretCast
+"ascend.kernel"() ({
+^bb0(%c: tensor<i1>, %x: tensor<f32>, %y: tensor<f32>):
+  %0 = "ascend.unary"(%x) {kind = "exp"} : (tensor<f32>) -> tensor<f32>
+  %1 = "ascend.select"(%c, %0, %y) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
+  "ascend.yield"(%1) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<f32>) -> ()
+}) {sym_name = "select_param", function_type = (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// max / min of two scalars is a conditional expression on the scalar unit (it raised KeyError).
+// CHECK-LABEL: // ---- kernel @max_param (tiling kind elementwise)
+// CHECK: Duplicate(out0, static_cast<float>(static_cast<float>(tiling_.scalar0) > static_cast<float>(0.0) ? static_cast<float>(tiling_.scalar0) : static_cast<float>(0.0)), n);
+"ascend.kernel"() ({
+^bb0(%x: tensor<f32>):
+  %cst = arith.constant 0.0 : f32
+  %0 = "ascend.binary"(%x, %cst) {kind = "max"} : (tensor<f32>, f32) -> tensor<f32>
+  "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<f32>) -> ()
+}) {sym_name = "max_param", function_type = (tensor<f32>) -> tensor<f32>, core_type = "aiv", fusion = "elementwise", block_dim = 1, tiling = {}} : () -> ()
+
 // ERR: untranslatable.mlir:4:1: error: ERR03003 GRAPH kernel has no tiling record; run ascend-tile before emitting
 // ERR: untranslatable.mlir:14:1: error: ERR03007 GRAPH kernel @tr has no AscendC lowering (ascend.transpose has no vector tiling; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)
 // ERR: untranslatable.mlir:23:1: error: ERR03007 GRAPH kernel @abs_f8 has no AscendC lowering (element type f8E4M3FN has no AscendC type; cast to f32/f16/bf16/i32 first; on the scalar unit: element type f8E4M3FN has no scalar-unit AscendC type)

@@ -79,8 +79,8 @@ def _binary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[st
         return [f"{_BINARY[kind]}({dst}, {names.expr[lhs]}, {names.expr[rhs]}, {n});"]
     if not lt and not rt:  # two scalars (parameters): the scalar unit computes, the vector unit fills
         a, b = (f"static_cast<{t}>({names.scalar(v)})" for v in (lhs, rhs))
-        value = {"max": f"({a} > {b} ? {a} : {b})", "min": f"({a} < {b} ? {a} : {b})"}.get(
-            kind, f"({a} {_SCALAR_OPERATORS[kind]} {b})")
+        value = {"max": f"({a} > {b} ? {a} : {b})", "min": f"({a} < {b} ? {a} : {b})"}.get(kind) or \
+            f"({a} {_SCALAR_OPERATORS[kind]} {b})"
         return [f"Duplicate({dst}, static_cast<{t}>{value}, {n});"]
     tensor, s = (names.expr[lhs], names.scalar(rhs)) if lt else (names.expr[rhs], names.scalar(lhs))
     if kind in ("add", "mul", "max", "min"):
@@ -121,7 +121,7 @@ def _unary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str
 def _ternary(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str]:
     kind = ir.StringAttr(op.attributes["kind"]).value
     a, b, c = op.operands
-    tensors = [isinstance(v.type, ir.RankedTensorType) for v in (a, b, c)]
+    tensors = [isinstance(v.type, ir.RankedTensorType) and v not in names.params for v in (a, b, c)]
     if kind == "clamp" and tensors == [True, False, False]:  # min(max(a, lo), hi)
         return [f"Maxs({dst}, {names.expr[a]}, static_cast<{t}>({names.scalar(b)}), {n});",
                 f"Mins({dst}, {dst}, static_cast<{t}>({names.scalar(c)}), {n});"]
@@ -142,8 +142,10 @@ def _compare(op: ir.Operation, names: Names, dst: str, n: str) -> list[str]:
     """A bit mask in UB (the i1 tensor's buffer), as Compare writes it for Select."""
     pred = ir.StringAttr(op.attributes["predicate"]).value
     lhs, rhs = op.operands
-    lt, rt = (isinstance(v.type, ir.RankedTensorType) for v in (lhs, rhs))
+    lt, rt = (isinstance(v.type, ir.RankedTensorType) and v not in names.params for v in (lhs, rhs))
     mask = f"{dst}.ReinterpretCast<uint8_t>()"
+    if not lt and not rt:
+        raise CodegenError("ERR03007 GRAPH a comparison of two scalars has no vector mask")
     if lt and rt:
         return [f"Compare({mask}, {names.expr[lhs]}, {names.expr[rhs]}, CMPMODE::{_CMP[pred]}, {n});"]
     tensor, scalar = (lhs, rhs) if lt else (rhs, lhs)
@@ -155,8 +157,10 @@ def _compare(op: ir.Operation, names: Names, dst: str, n: str) -> list[str]:
 
 def _select(op: ir.Operation, names: Names, dst: str, t: str, n: str) -> list[str]:
     cond, a, b = op.operands
+    if cond in names.params:
+        raise CodegenError("ERR03007 GRAPH a select on a scalar condition has no vector mask")
     mask = f"{names.expr[cond]}.ReinterpretCast<uint8_t>()"
-    at, bt = (isinstance(v.type, ir.RankedTensorType) for v in (a, b))
+    at, bt = (isinstance(v.type, ir.RankedTensorType) and v not in names.params for v in (a, b))
     if at and bt:
         return [f"Select({dst}, {mask}, {names.expr[a]}, {names.expr[b]}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {n});"]
     if at:
@@ -222,6 +226,14 @@ def compute(ops: list[ir.Operation], names: Names) -> list[str]:
         res = op.results[0]
         dst, t = names.expr[res], ctype(res.type)
         n = names.count[names.cls[res]]
+        params = [v for v in op.operands if v in names.params]
+        if op.name == "ascend.cast" and params and str(ir.RankedTensorType(res.type).element_type) != "i1":
+            # A scalar parameter converted (x * lr in x's dtype): the scalar unit converts (static_cast
+            # truncates toward zero and rounds to nearest as the Cast modes below), the vector unit fills.
+            lines.append(f"Duplicate({dst}, static_cast<{t}>({names.scalar(params[0])}), {n});")
+            continue
+        if params and op.name not in ("ascend.binary", "ascend.compare", "ascend.select", "ascend.ternary"):
+            raise CodegenError(f"ERR03007 GRAPH {op.name} of a scalar parameter has no AscendC vector lowering")
         if op.name == "ascend.binary":
             lines += _binary(op, names, dst, t, n)
         elif op.name == "ascend.unary":
