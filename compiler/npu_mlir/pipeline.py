@@ -28,9 +28,15 @@ refusal as its reason (eager_stats() counts it): no kernel is built around the p
 `ascend-lower-tiles` (passes/lower_tiles) is not a stage: it rewrites a tiled kernel into the
 tile-level copy_in / compute / copy_out and mmad / fixpipe program, which no emitter reads yet
 (the emitters print AscendC from the tiling record and memory plan, and the sim lowers the tiled
-kernel's tensor ops to linalg itself), and it leaves opaque kernels, rows split across UB tiles
-and NZ-stored cube operands as they are. npu-opt runs it after this pipeline to show a kernel's
+kernel's tensor ops to linalg itself), and it leaves opaque and conv kernels, rows split across UB tiles, 0-d arguments an ascend op
+reads as a tensor and NZ-stored cube operands as they are. npu-opt runs it after this pipeline to show a kernel's
 tile-level program, checked by its lit file; it becomes stage 9 when the emitters read its output.
+The sim target's own rewrites of a kernel on its way to LLVM (targets/sim/lowering.py: sim-normalize,
+sim-predicates, sim-fusion-fence, sim-widen-panels, sim-unshare-empty-tensors, sim-copies-to-linalg,
+sim-guard-integer-division, sim-truncate-f64, sim-scratch-allocator, sim-bf16-storage,
+sim-bool-storage, sim-device-assert) are registered passes too, so npu-opt runs each alone on its
+lit file. Its block split (into at most the tiling record's block_dim blocks) and host-register
+tiles (targets/sim/schedule.py) are not passes yet, and do not read the record's UB tiles.
 
 Each stage is a function from the shared `PipelineOptions` to pipeline elements (pass names as
 npu-opt knows them), so `pipeline_text(options)` reproduces any compile with `npu-opt`.
