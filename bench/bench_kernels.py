@@ -245,6 +245,7 @@ def ascendc_coverage(cache: Path, sample: int) -> None:
     built against the CPU twin and matching the sim; then every kind below 100 %."""
     import collections
     import random
+    import re
 
     from torch_mlir import ir
 
@@ -291,6 +292,16 @@ def ascendc_coverage(cache: Path, sample: int) -> None:
         if kind != "all" and (r[1] < r[0] or r[4] < r[3] or r[5] < r[3]):
             below.append(kind)
     print(f"kinds below 100 %: {', '.join(below) or 'none'}")
+    # What the records themselves hold (issue #9's first proof): the tiling record ascend-tile left
+    # on each stored kernel, and the AscendC + ACL source the compile stored with it (a record
+    # stored before an emitter fix lacks what the re-emission above now gives).
+    tiled = sum(1 for k in kernels.values() if re.search(r"tiling = \{\w", k["tiled_mlir"]))
+    stored = [k for k in kernels.values() if k.get("ascendc") and k.get("acl")]
+    print(f"stored with their records: tiling record {tiled}/{len(kernels)} {pct(tiled, len(kernels))}, "
+          f"AscendC + ACL source {len(stored)}/{len(kernels)} {pct(len(stored), len(kernels))}")
+    for reason, count in collections.Counter(k.get("ascendc_error", "")[:120] for k in kernels.values()
+                                             if k not in stored).most_common():
+        print(f"  {count} stored without AscendC: {reason}")
 
 
 def main() -> None:
