@@ -8,7 +8,8 @@ matrix per head would take, which a flash kernel never holds. The pse rows add a
 bias (ALiBi-like, broadcast over the queries) with its gradient, against CPU SDPA with the same
 additive float mask. The dropout row (keep_prob 0.9) runs against CPU SDPA's dropout_p 0.1, the
 band row (pre/next_tockens 256 narrowing an all-False atten_mask) against CPU SDPA with that band as
-a bool mask. A warm-up call compiles the kernels;
+a bool mask; the SDPA dropout row (dropout_p 0.1 on npu, the flash kernels' Philox mask) against
+the same CPU row. A warm-up call compiles the kernels;
 the median of timed calls is reported, each ending in a synchronize (npu) so queued work is counted.
 `--shape B N S D` runs one other size.
 """
@@ -101,6 +102,9 @@ def rows(b: int, n: int, s: int, d: int) -> None:
     def sdpa_train() -> None:
         F.scaled_dot_product_attention(*npu_leaves, scale=scale).backward(dyn)
 
+    def sdpa_dropout_train() -> None:
+        F.scaled_dot_product_attention(*npu_leaves, dropout_p=1 - keep_prob, scale=scale).backward(dyn)
+
     no_sync = lambda: None  # noqa: E731
     score_mib = b * n * s * s * 4 / 2**20
     for name, cpu_fn, npu_fn in (("npu_fusion_attention fwd", cpu_forward, fusion_forward),
@@ -109,7 +113,8 @@ def rows(b: int, n: int, s: int, d: int) -> None:
                                  ("npu_fusion_attention dropout fwd+bwd", cpu_dropout_train, fusion_dropout_train),
                                  ("npu_fusion_attention band fwd+bwd", cpu_band_train, fusion_band_train),
                                  ("F.sdpa on npu fwd", cpu_forward, sdpa_forward),
-                                 ("F.sdpa on npu fwd+bwd", cpu_train, sdpa_train)):
+                                 ("F.sdpa on npu fwd+bwd", cpu_train, sdpa_train),
+                                 ("F.sdpa on npu dropout fwd+bwd", cpu_dropout_train, sdpa_dropout_train)):
         cpu = median_ms(cpu_fn, no_sync, warmup, timed)
         for t in npu_leaves + [npu_pse]:
             t.grad = None

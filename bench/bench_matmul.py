@@ -1,9 +1,10 @@
 """Matmul and conv2d on npu (eager, compiled kernels) vs torch CPU (oneDNN), same process.
 
-Rows: matmul f32 / f16 / bf16 at 1024^3 and three odd sizes (f16 / bf16 also against torch CPU f32
+Rows: matmul f32 / f16 / bf16 at 1024^3 and five odd sizes (f16 / bf16 also against torch CPU f32
 on the same values: torch's own f16 matmul is seconds slow on hosts without AVX512-FP16); conv2d
 forward and forward+backward (grad input and grad weight) on ResNet-18's layer shapes at batch 8,
-f32, and on grouped layers (MobileNetV2's depthwise 3x3, ResNeXt-50 32x4d's 32-group 3x3). Each row's warm-up call
+f32, on ResNet-18's layer2-4 at 32x32 input (images of 4x4 to 1x1), and on grouped layers
+(MobileNetV2's depthwise 3x3, ResNeXt-50 32x4d's 32-group 3x3). Each row's warm-up call
 compiles the kernels; then the median of timed calls (each npu call ends in a synchronize, so
 queued work is counted). `ratio` is torch CPU time / npu time: > 1 means npu is faster. The sim
 device runs a kernel's blocks on the host's cores, as many threads as torch uses.
@@ -26,7 +27,8 @@ import torch_npu  # noqa: F401  (registers the npu device)
 
 MIN_TIMED, MAX_TIMED, BUDGET_S = 3, 10, 3.0
 
-MATMUL_SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000), (1023, 777, 513), (257, 511, 129)]
+MATMUL_SHAPES = [(1024, 1024, 1024), (1000, 1000, 1000), (1023, 1023, 1023), (1023, 777, 513), (257, 511, 129),
+                 (127, 4097, 255)]
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 # Convolutions at 224x224 input, batch 8: (name, C_in, C_out, H=W in, kernel, stride, padding, groups).
 # Every distinct conv of ResNet-18 (each stage's first 3x3 and 1x1 downsample at stride 2); the
@@ -43,6 +45,15 @@ CONV_SHAPES = [
     ("layer4 3x3/2", 256, 512, 14, 3, 2, 1, 1),
     ("layer4 1x1/2", 256, 512, 14, 1, 2, 0, 1),
     ("layer4 3x3", 512, 512, 7, 3, 1, 1, 1),
+]
+# ResNet-18 at 32x32 input (bench_models' CIFAR-sized resnet18): layer2-4 see images of 4x4 to 1x1,
+# where most kernel offsets of a 3x3 read only padding.
+SMALL_SHAPES = [
+    ("32px layer2 3x3", 128, 128, 4, 3, 1, 1, 1),
+    ("32px layer3 3x3", 256, 256, 2, 3, 1, 1, 1),
+    ("32px layer4 3x3/2", 256, 512, 2, 3, 2, 1, 1),
+    ("32px layer4 1x1/2", 256, 512, 2, 1, 2, 0, 1),
+    ("32px layer4 3x3", 512, 512, 1, 3, 1, 1, 1),
 ]
 # MobileNetV2's depthwise 3x3 (stride 1 and 2) and ResNeXt-50 32x4d's grouped 3x3 (layer1, layer3).
 GROUPED_SHAPES = [
@@ -120,13 +131,15 @@ def bench_conv(shapes: list[tuple]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1024^3 matmuls and two conv shapes only")
-    parser.add_argument("--only", choices=("matmul", "conv", "grouped"), help="one part of the table")
+    parser.add_argument("--only", choices=("matmul", "conv", "small", "grouped"), help="one part of the table")
     args = parser.parse_args()
     print(f"torch threads {torch.get_num_threads()}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if args.only in (None, "matmul"):
         bench_matmul(MATMUL_SHAPES[:1] if args.quick else MATMUL_SHAPES)
     if args.only in (None, "conv"):
         bench_conv(CONV_SHAPES[1:3] if args.quick else CONV_SHAPES)
+    if args.only in (None, "small"):
+        bench_conv(SMALL_SHAPES[-1:] if args.quick else SMALL_SHAPES)
     if args.only in (None, "grouped"):
         bench_conv(GROUPED_SHAPES[::2] if args.quick else GROUPED_SHAPES)
     stats = torch.npu.eager_stats()
