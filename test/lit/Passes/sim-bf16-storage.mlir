@@ -24,3 +24,27 @@ llvm.func @computes_on_bf16(%p: !llvm.ptr, %q: !llvm.ptr) {
   llvm.store %1, %q : bf16, !llvm.ptr
   llvm.return
 }
+
+// -----
+
+// Aggregates of bf16 vectors (an n-d vector, lowered) are retyped too: a splat aggregate constant
+// is written again as i16 with the same bits (0xFF80 is -inf), and the vectors extracted, selected
+// and carried across blocks move as i16.
+// CHECK-LABEL: llvm.func @moves_aggregates
+// CHECK: llvm.mlir.constant(dense<-128> : vector<2x9xi16>) : !llvm.array<2 x vector<9xi16>>
+// CHECK: llvm.extractvalue %{{.*}}[1] : !llvm.array<2 x vector<9xi16>>
+// CHECK: llvm.select %{{.*}} : vector<9xi1>, vector<9xi16>
+// CHECK: ^bb1(%{{.*}}: !llvm.array<2 x vector<9xi16>>)
+// CHECK-NOT: bf16
+llvm.func @moves_aggregates(%p: !llvm.ptr, %c: vector<9xi1>) {
+  %0 = llvm.mlir.constant(dense<0xFF80> : vector<2x9xbf16>) : !llvm.array<2 x vector<9xbf16>>
+  %1 = llvm.extractvalue %0[1] : !llvm.array<2 x vector<9xbf16>>
+  %2 = llvm.load %p : !llvm.ptr -> vector<9xbf16>
+  %3 = llvm.select %c, %1, %2 : vector<9xi1>, vector<9xbf16>
+  %4 = llvm.insertvalue %3, %0[0] : !llvm.array<2 x vector<9xbf16>>
+  llvm.br ^bb1(%4 : !llvm.array<2 x vector<9xbf16>>)
+^bb1(%5: !llvm.array<2 x vector<9xbf16>>):
+  %6 = llvm.extractvalue %5[0] : !llvm.array<2 x vector<9xbf16>>
+  llvm.store %6, %p : vector<9xbf16>, !llvm.ptr
+  llvm.return
+}

@@ -68,3 +68,17 @@ def test_half_precision_math_on_odd_vector_lengths_matches_cpu(name, dtype, eage
     fn = _HALF_MATH[name]
     torch.testing.assert_close(fn(x.npu()).cpu(), fn(x))
     assert_no_fallback()
+
+
+_HALF_MOVES = {"clamp": lambda x: x.clamp(-0.5, 0.5), "cummax": lambda x: x.cummax(-1).values,
+               "sort": lambda x: x.sort(-1).values, "logsumexp": lambda x: x.logsumexp(0)}
+
+
+@pytest.mark.parametrize("name", sorted(_HALF_MOVES))
+def test_bf16_on_an_odd_last_dim_matches_cpu(name, eager_stats):
+    # A 9-wide last dim makes vector<2x1x9xbf16> constants (LLVM arrays of vectors) and selects on
+    # vector<9xbf16>, which aborted LLVM until sim-bf16-storage retyped aggregates too.
+    x = torch.randn(64, 1, 9).to(torch.bfloat16)
+    fn = _HALF_MOVES[name]
+    torch.testing.assert_close(fn(x.npu()).cpu(), fn(x))
+    assert_no_fallback()

@@ -8,9 +8,17 @@ forwards the zeros a padded tile was filled with into the transposing copy that 
 arith-expand every bf16 computation happens in f32, so the bf16 values left only move bits between
 memory and registers; as i16 they do the same in integer registers, and bitcasts between the two
 vanish. A kernel where any other op still touches bf16 is left as it is.
+
+An n-d vector lowers to an LLVM array of vectors, so aggregates are retyped too (a splat aggregate
+constant is rewritten with the same bits as i16). Left as bf16, a select of vector<9xbf16> (clamp
+of an odd-sized last dim) or an aggregate of them carried across blocks (cummax) aborted LLVM ("Do
+not know how to soft promote this operator's operand").
 """
 
 from __future__ import annotations
+
+import re
+import struct
 
 from torch_mlir import ir
 
@@ -20,23 +28,20 @@ _DATA_MOVES = frozenset({
     "llvm.mlir.constant", "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero",
     "llvm.extractelement", "llvm.insertelement", "llvm.shufflevector", "llvm.br", "llvm.cond_br",
     "llvm.intr.masked.load", "llvm.intr.masked.store", "llvm.intr.masked.gather",
-    "llvm.intr.masked.scatter",
+    "llvm.intr.masked.scatter", "llvm.extractvalue", "llvm.insertvalue",
 })
 # Attributes naming the element type an address computation or allocation steps by.
 _ELEMENT_TYPE_ATTRS = ("elem_type",)
 
 
 def _is_bf16(t: ir.Type) -> bool:
-    element = t.element_type if isinstance(t, ir.VectorType) else t
-    return isinstance(element, ir.BF16Type)
+    """A bf16 scalar, a vector of them, or an LLVM aggregate holding either."""
+    return "bf16" in str(t)
 
 
 def _as_i16(t: ir.Type) -> ir.Type:
-    """The i16 twin of a bf16 scalar or vector type."""
-    i16 = ir.IntegerType.get_signless(16)
-    if isinstance(t, ir.VectorType):
-        return ir.VectorType.get(t.shape, i16, scalable=t.scalable_dims if t.scalable else None)
-    return i16
+    """The i16 twin of a bf16 scalar, vector or aggregate type."""
+    return ir.Type.parse(str(t).replace("bf16", "i16"))
 
 
 def _collect(module: ir.Module) -> tuple[list[ir.Operation], list[ir.Value]] | None:
@@ -50,7 +55,7 @@ def _collect(module: ir.Module) -> tuple[list[ir.Operation], list[ir.Value]] | N
         typed = [name for name in _ELEMENT_TYPE_ATTRS
                  if name in op.attributes and _is_bf16(ir.TypeAttr(op.attributes[name]).value)]
         if touches or typed:
-            if op.name not in _DATA_MOVES:
+            if op.name not in _DATA_MOVES or _unsplittable_constant(op):
                 blocked.append(op.name)
             ops.append(op)
             values.extend(r for r in op.results if _is_bf16(r.type))
@@ -63,7 +68,40 @@ def _collect(module: ir.Module) -> tuple[list[ir.Operation], list[ir.Value]] | N
     return None if blocked else (ops, values)
 
 
-def _retype_constant(op: ir.Operation, i16: ir.Type) -> None:
+def _is_aggregate(t: ir.Type) -> bool:
+    return not isinstance(t, (ir.VectorType, ir.BF16Type))
+
+
+def _splat_bits(op: ir.Operation) -> int | None:
+    """The bf16 bits of a splat constant, as a signed i16; None if it is not a splat."""
+    match = re.fullmatch(r"dense<([^\[\]<>,]+)> : .*", str(op.attributes["value"]))
+    if match is None:
+        return None
+    literal = match.group(1).strip()
+    if literal.startswith("0x"):
+        bits = int(literal, 16)
+    else:  # printed exactly: a bf16 value is an f32 whose low 16 bits are zero
+        bits = struct.unpack("<I", struct.pack("<f", float(literal)))[0] >> 16
+    return bits - (1 << 16) if bits >= 1 << 15 else bits
+
+
+def _unsplittable_constant(op: ir.Operation) -> bool:
+    """An aggregate constant that is no splat: its bits cannot be rewritten (the bindings cannot read them)."""
+    return (op.name == "llvm.mlir.constant" and _is_aggregate(op.results[0].type)
+            and _splat_bits(op) is None)
+
+
+def _retype_constant(op: ir.Operation) -> None:
+    i16 = _as_i16(op.results[0].type)
+    if _is_aggregate(op.results[0].type):
+        # An aggregate cannot be bitcast: the same splat, written as i16.
+        shaped = str(op.attributes["value"]).split(" : ", 1)[1].replace("bf16", "i16")
+        value = ir.Attribute.parse(f"dense<{_splat_bits(op)}> : {shaped}")
+        with ir.InsertionPoint(op), op.location:
+            twin = ir.Operation.create("llvm.mlir.constant", results=[i16], attributes={"value": value})
+        op.results[0].replace_all_uses_with(twin.results[0])
+        op.erase()
+        return
     # A bf16 constant stays as written and is reinterpreted right after: the Python bindings cannot
     # read a non-splat bf16 vector attribute, and LLVM folds the cast of a constant as it emits it.
     uses = list(op.results[0].uses)
@@ -92,10 +130,11 @@ def store_bf16_as_i16(module: ir.Module) -> bool:
         for name in _ELEMENT_TYPE_ATTRS:
             if name in op.attributes and _is_bf16(ir.TypeAttr(op.attributes[name]).value):
                 op.attributes[name] = ir.TypeAttr.get(_as_i16(ir.TypeAttr(op.attributes[name]).value))
+    bitcasts = [op for op in ops if op.name == "llvm.bitcast"]
     for op in constants:
-        _retype_constant(op, _as_i16(op.results[0].type))
-    for op in ops:
-        if op.name == "llvm.bitcast" and op.operands[0].type == op.results[0].type:
+        _retype_constant(op)
+    for op in bitcasts:
+        if op.operands[0].type == op.results[0].type:
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
     return True
