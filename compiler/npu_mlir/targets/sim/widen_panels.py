@@ -29,7 +29,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, bufferization, linalg, memref, tensor
 
 from npu_mlir.targets.sim import bf16_dot
-from npu_mlir.targets.sim.schedule import loop_nest, remainder_splits, ub_tile_sizes
+from npu_mlir.targets.sim.schedule import PACKED_ATTR, loop_nest, remainder_splits, ub_tile_sizes
 
 HALF_TYPES = ("f16", "bf16")
 # Largest operand widened whole (elements): each block holds its panel of the f32 copy as scratch
@@ -151,6 +151,7 @@ def _pack(value: ir.Value) -> ir.Value:
             ir.AffineMap.get_identity(source.rank)]
     op = linalg.GenericOp([result], [buffer], [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
                           ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * source.rank))
+    op.operation.attributes[PACKED_ATTR] = ir.UnitAttr.get()
     block = op.regions[0].blocks.append(result.element_type, result.element_type)
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])
