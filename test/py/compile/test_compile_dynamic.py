@@ -6,17 +6,8 @@ import pytest
 import torch
 
 import torch_npu  # noqa: F401
-from torch_npu.dynamo.stats import reset_compile_stats
 
 TOL = dict(rtol=1e-4, atol=1e-5)
-
-
-@pytest.fixture
-def compile_stats():
-    torch._dynamo.reset()
-    reset_compile_stats()
-    yield torch.npu.compile_stats
-    torch._dynamo.reset()
 
 
 def _run(fn, sizes, make, mark_dim=0, dynamic=None):

@@ -3,19 +3,9 @@ gives the same numbers as eager, the generator's offset advances as eager's does
 
 import copy
 
-import pytest
 import torch
 
 import torch_npu  # noqa: F401
-from torch_npu.dynamo.stats import reset_compile_stats
-
-
-@pytest.fixture
-def compile_stats():
-    torch._dynamo.reset()
-    reset_compile_stats()
-    yield torch.npu.compile_stats
-    torch._dynamo.reset()
 
 
 def test_dropout_model_trains_as_eager_by_seed(compile_stats):

@@ -11,11 +11,9 @@ import os
 import subprocess
 import sys
 
-import pytest
 import torch
 
 import torch_npu  # noqa: F401
-from torch_npu.dynamo.stats import reset_compile_stats
 
 STEPS = 10
 
@@ -65,14 +63,6 @@ def _assert_same(compiled: list, eager: list) -> None:
             torch.testing.assert_close(gc, ge, rtol=1e-4, atol=1e-5)
     for pc, pe in zip(compiled[-1], eager[-1]):
         torch.testing.assert_close(pc, pe, rtol=1e-4, atol=1e-5)
-
-
-@pytest.fixture
-def compile_stats():
-    torch._dynamo.reset()
-    reset_compile_stats()
-    yield torch.npu.compile_stats
-    torch._dynamo.reset()
 
 
 def test_mlp_trains_as_eager(compile_stats):
