@@ -52,7 +52,12 @@ def _leaf(template: Any, tensors: Sequence[torch.Tensor], params: Sequence[torch
         # float64 -> half does not lower in the sim target; torch computes half ops in float32 anyway.
         return params[template[1]].to(torch.float32)
     if tag == "scaled":
-        return torch.ops.aten.mul.Tensor(_leaf(template[1], tensors, params), _leaf(template[2], tensors, params))
+        operand, scale = _leaf(template[1], tensors, params), _leaf(template[2], tensors, params)
+        if not operand.dtype.is_floating_point and not operand.dtype.is_complex and operand.dtype != torch.bool:
+            # torch multiplies in the operand's integer dtype (a 0-d scale does not promote); stated
+            # as a cast, since torch-mlir crashed on an int8 tensor times a 0-d int64 (int8 add fell back).
+            scale = scale.to(operand.dtype)
+        return torch.ops.aten.mul.Tensor(operand, scale)
     if tag == "formatted":
         return to_logical(_leaf(template[1], tensors, params), template[2], template[3])
     if tag == "list":

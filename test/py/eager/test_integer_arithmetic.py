@@ -44,6 +44,19 @@ def test_negation_and_floor_division_are_exact(dtype, eager_stats):
     assert_no_fallback()
 
 
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_add_and_sub_with_alpha_wrap_as_on_cpu(dtype, eager_stats):
+    # alpha reaches the kernel as a 0-d int64 parameter; torch-mlir crashed the compile worker on an
+    # int8 tensor times it, so every int8 add / sub ran on the CPU.
+    a = _edges(dtype)
+    b = torch.flip(a, [0])
+    for alpha in (1, 3, -2, 100):
+        for fn in (torch.add, torch.sub):
+            torch.testing.assert_close(fn(a.npu(), b.npu(), alpha=alpha).cpu(), fn(a, b, alpha=alpha),
+                                       rtol=0, atol=0, msg=f"{fn.__name__} alpha={alpha}")
+    assert_no_fallback()
+
+
 @pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod", "div_trunc"])
 def test_division_by_zero_raises_at_sync_and_the_device_stays_usable(op):
     fn = {"floor_divide": lambda a, b: a // b, "remainder": lambda a, b: a % b, "fmod": torch.fmod,
