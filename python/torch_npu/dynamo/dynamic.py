@@ -5,9 +5,13 @@ size on its own (elementwise ops, reductions and softmax / layer norm over other
 rows or batch are that size, views that keep it outermost) is compiled once for a chunk of it, as
 long as the first size it is called with, and every call runs that launch list over its own size
 chunk by chunk, each chunk's addresses advanced in C++ (ChunkPlan in csrc/graph/CompiledGraph.h):
-a second and a third size compile nothing. The other dynamic sizes of such a graph are bound per
-call, a new value of one of them compiles again. A size below every chunk compiled so far compiles a
-chunk of it. A graph that mixes rows of the size (a reduction or a contraction over it, an input
+a second and a third size compile nothing. A graph that also sums over the size (a loss mean, the
+weight and bias gradients of a batch: sum / mean over it, x.t() @ grad) or reads it as a value
+(mse_loss's 2 / numel) compiles the same way, each chunk adding its rows' part into an accumulator
+and the size a scalar parameter of the call (_Accumulating). The other dynamic sizes of such a graph
+are bound per call, a new value of one of them compiles again. A size below every chunk compiled so
+far compiles a chunk of it. A graph that mixes rows of the size otherwise (reads a sum before every
+chunk added to it, as batch norm's normalization does; a max or a scan over the size, an input
 mutation or a random op a chunk would apply twice, an op not known to act row by row) is compiled
 per concrete shape instead, each compile after the first counted in compile_stats()["recompiles"]
 and the reason in compile_stats()["per_shape"].
@@ -103,6 +107,11 @@ class _Rows:
         self.symbol = symbol
         self.dyn: dict[torch.fx.Node, list[Dyn]] = {}
         self.outer: dict[torch.fx.Node, sympy.Expr] = {}
+        # Sums over the size: a chunk computes its rows' part, which the call adds up (_accumulating).
+        # Per reduction node: (its argument whose rows the last chunk masks, that argument's dim, scale).
+        self.masked: dict[torch.fx.Node, tuple[int, int, sympy.Expr]] = {}
+        self.partial: set[torch.fx.Node] = set()  # the reductions, and linear functions of them only
+        self.size_values: list[torch.fx.Node] = []  # nodes reading the size as a value (a size parameter)
         for node in gm.graph.nodes:
             val = node.meta.get("val")
             if node.op == "output":
@@ -144,11 +153,23 @@ class _Rows:
         inputs = [self.of(a) for a in node.all_input_nodes if a in self.dyn]
         held = [d for d in inputs if d is not None]
         outs = self.dyn[node]
-        if target not in _RESHAPES | _RELABELS | _FILLS and any(
-                isinstance(a.meta.get("val"), (torch.SymInt, torch.SymFloat)) and
-                self.symbol in _expr(a.meta["val"]).free_symbols for a in node.all_input_nodes):
-            # x / x.shape[0]: a chunk would compute with its own extent, not the call's size
-            raise NotGeneric(f"{name} takes the dynamic size as a value")
+        if any(a in self.partial for a in node.all_input_nodes):
+            self._linear(node, name)
+            return
+        value_args = [k for k, a in enumerate(node.args) if isinstance(a, torch.fx.Node) and
+                      isinstance(a.meta.get("val"), (torch.SymInt, torch.SymFloat)) and
+                      self.symbol in _expr(a.meta["val"]).free_symbols]
+        if value_args and target not in _RESHAPES | _RELABELS:
+            # x / x.shape[0]: a chunk would compute with its own extent, so the size is a scalar
+            # parameter the call sets (ChunkPlan), read where a pointwise op or scalar_tensor takes it
+            # (_accumulating rewrites those)
+            pointwise = isinstance(target, torch._ops.OpOverload) and torch.Tag.pointwise in target.tags
+            if not (target == aten.scalar_tensor.default or pointwise and _tensor_overload(target) is not None) or \
+                    any(isinstance(node.args[k].meta["val"], torch.SymFloat) for k in value_args):
+                raise NotGeneric(f"{name} takes the dynamic size as a value")
+            self.size_values.append(node)
+            if target == aten.scalar_tensor.default:
+                return
         if target == aten.copy_.default or (isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable):
             raise NotGeneric(f"{name} writes an input in place (a chunk that overlaps the one before it would read its writes)")
         if isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in target.tags:
@@ -167,6 +188,10 @@ class _Rows:
             da, db = self.of(a), self.of(b)
             want = (0 if da is not None and da[0] == 0 and db is None else
                     1 if da is None and db is not None and db[0] == 1 else None)
+            if want is None and name == "aten.mm.default" and da is not None and db is not None and \
+                    da[0] == 1 and db[0] == 0:
+                self._sum(node, 1, 0)  # a weight gradient: x.t() @ grad over the rows
+                return
             if want is None:
                 raise NotGeneric(f"{name} contracts over the dynamic size")
             self._expect(node, name, [(want, scale)], right_aligned=name == "aten.addmm.default")
@@ -176,6 +201,9 @@ class _Rows:
             want = (0 if da is not None and db is not None and da[0] == 0 and db[0] == 0 else
                     1 if da is not None and da[0] == 1 and db is None else
                     2 if da is None and db is not None and db[0] == 2 else None)
+            if want is None and da is not None and db is not None and da[0] == 2 and db[0] == 1:
+                self._sum(node, 1, 1)
+                return
             if want is None:
                 raise NotGeneric(f"{name} contracts over the dynamic size")
             self._expect(node, name, [(want, scale)])
@@ -184,6 +212,10 @@ class _Rows:
             if self.of(node.args[0]) is not None:
                 raise NotGeneric(f"{name} looks rows up in a table of the dynamic size")
             self._keep(node, name, scale)
+            return
+        if target in (aten.sum.default, aten.mean.default) or \
+                target in (aten.sum.dim_IntList, aten.mean.dim) and held[0][0] in _dims(node):
+            self._sum(node, 0, held[0][0])
             return
         if target in _REDUCTIONS or target in _DIM_AT or target == aten.native_layer_norm.default:
             d = held[0][0]
@@ -215,6 +247,35 @@ class _Rows:
             self._expect(node, name, [(self.dyn[node][0][0] if self.dyn[node][0] else -1, scale)], right_aligned=True)
             return
         raise NotGeneric(f"{name} is not known to act on each row of the dynamic size on its own")
+
+    def _sum(self, node: torch.fx.Node, arg: int, dim: int) -> None:
+        """`node` sums argument `arg` over the size (held in its `dim`): a partial sum per chunk."""
+        source = node.args[arg]
+        if sympy.simplify(self.outer[source] - 1) != 0:
+            raise NotGeneric(f"{target_name(node.target)} sums over the dynamic size merged into a dim with others")
+        if any(o is not None for o in self.dyn[node]):
+            raise NotGeneric(f"{target_name(node.target)} sums over the dynamic size and keeps it")
+        self.masked[node] = (arg, dim, self.of(source)[1])
+        self.partial.add(node)
+
+    def _linear(self, node: torch.fx.Node, name: str) -> None:
+        """A node reading a partial sum is one too when it is linear in it (the chunks' parts then add up
+        to the call's value): a view, a scaling by a value every chunk holds alike, a sum of two."""
+        target = node.target
+        tensors = node.all_input_nodes
+        partial = [a for a in tensors if a in self.partial]
+        others = [a for a in tensors if a not in self.partial]
+        static = all(self.of(a) is None and isinstance(a.meta.get("val"), torch.Tensor) for a in others)
+        linear = (
+            (target in _RESHAPES | _RELABELS | {aten.clone.default, aten.alias.default, aten.neg.default}
+             and len(tensors) == 1) or
+            (target == aten.mul.Tensor and len(partial) == 1 and static) or
+            (target == aten.div.Tensor and node.args[0] in self.partial and len(partial) == 1 and static) or
+            (target in (aten.add.Tensor, aten.sub.Tensor) and len(partial) == 2 and not others and
+             not isinstance(node.kwargs.get("alpha"), torch.fx.Node)))
+        if not linear:
+            raise NotGeneric(f"{name} reads a sum over the dynamic size before every chunk has added to it")
+        self.partial.add(node)
 
     def _keep(self, node: torch.fx.Node, name: str, scale: sympy.Expr) -> None:
         for out in self.dyn[node]:
@@ -256,6 +317,14 @@ class _Rows:
         self.outer[node] = outer_out
 
 
+def _tensor_overload(target: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """The overload of a pointwise op taking a tensor where `target` takes a number (a size parameter)."""
+    if target._overloadname == "Tensor":
+        return target
+    packet = getattr(torch.ops.aten, target._schema.name.split("::")[-1], None)
+    return getattr(packet, "Tensor", None) if target._overloadname == "Scalar" and packet is not None else None
+
+
 def _outermost(val: torch.Tensor, dyn: Dyn, binding: dict) -> bool:
     """Whether the dynamic dim of `val` is outermost but for dims of one element (its rows are then
     contiguous and the other strides do not depend on the size)."""
@@ -282,6 +351,136 @@ def _specialize(gm: torch.fx.GraphModule, binding: dict, drop_outputs: set[int])
         else:
             env[node] = graph.node_copy(node, lambda x: env[x])
     return torch.fx.GraphModule(gm, graph)
+
+
+SIZE_PARAMS = ("dyn_size", "dyn_first_row")  # the scalar parameters of ChunkPlan (size, first row)
+
+
+class _Accumulating:
+    """The chunk graph of a graph that sums over its dynamic size (or reads the size as a value).
+
+    Each chunk computes its rows' part of every sum: a reduction's argument is masked to zero in the
+    rows before the `dyn_first_row` parameter (the last chunk overlaps the one before it), a mean is
+    that sum divided by the count it takes from the `dyn_size` parameter, and each returned sum is
+    added into an accumulator input the call zeroes (its result written into the accumulator's
+    buffer, executable.py's input mutation). The size as a value is `dyn_size` too. Sums are added
+    chunk by chunk: exact as sums go, in another order than one kernel's."""
+
+    def __init__(self, gm: torch.fx.GraphModule, rows: _Rows, binding: dict, extent: int) -> None:
+        self.rows, self.binding, self.extent = rows, binding, extent
+        graph = torch.fx.Graph()
+        env: dict[torch.fx.Node, torch.fx.Node] = {}
+        returned = graph.graph_copy(gm.graph, env)
+        self.graph, self.env = graph, env
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        self.accumulators: list[tuple[list[int], torch.dtype, torch.device]] = []
+        accumulated: dict[torch.fx.Node, torch.fx.Node] = {}
+        outputs = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+        partial = {env[n] for n in rows.partial}
+        last = placeholders[-1]
+        for i, value in enumerate(outputs):
+            if value not in partial:
+                continue
+            if value not in accumulated:
+                val = self._original(value).meta["val"]
+                shape = [int(_expr(d).subs(binding)) for d in val.shape]
+                with graph.inserting_after(last):
+                    acc = last = graph.placeholder(f"dyn_accumulator_{len(self.accumulators)}")
+                self.accumulators.append((shape, val.dtype, val.device))
+                with graph.inserting_after(value):
+                    total = graph.call_function(aten.add.Tensor, (acc, value))
+                with graph.inserting_after(total):
+                    accumulated[value] = graph.call_function(aten.copy_.default, (acc, total))
+            outputs[i] = accumulated[value]
+        with graph.inserting_after(last):
+            self.size = graph.placeholder(SIZE_PARAMS[0])
+        with graph.inserting_after(self.size):
+            self.first_row = graph.placeholder(SIZE_PARAMS[1])
+        for node in rows.size_values:
+            self._size_value(env[node], node)
+        for node, (arg, dim, scale) in rows.masked.items():
+            self._mask(env[node], node, arg, dim, scale)
+        graph.output(tuple(outputs) if isinstance(returned, (tuple, list)) else outputs[0])
+        for param in (self.size, self.first_row):
+            if not param.users:
+                graph.erase_node(param)
+        graph.eliminate_dead_code()
+        self.gm = torch.fx.GraphModule(gm, graph)
+
+    def _original(self, node: torch.fx.Node) -> torch.fx.Node:
+        return next(k for k, v in self.env.items() if v is node)
+
+    def _count(self, expr: sympy.Expr, before: torch.fx.Node) -> Any:
+        """`expr` of the size as graph nodes reading the size parameter (other symbols bound per call)."""
+        expr = sympy.expand(sympy.sympify(expr).subs({s: v for s, v in self.binding.items() if s is not self.rows.symbol}))
+        graph = self.graph
+
+        def build(e: sympy.Expr) -> Any:
+            if e.is_Integer:
+                return int(e)
+            if e == self.rows.symbol:
+                return self.size
+            if e.is_Add or e.is_Mul:
+                terms = [build(t) for t in e.args]
+                op = aten.add.Tensor if e.is_Add else aten.mul.Tensor
+                value = terms[0]
+                for t in terms[1:]:
+                    if isinstance(value, int) and isinstance(t, int):
+                        value = value + t if e.is_Add else value * t
+                    else:
+                        a, b = (value, t) if isinstance(value, torch.fx.Node) else (t, value)
+                        with graph.inserting_before(before):
+                            value = graph.call_function(op, (a, b))
+                return value
+            raise NotGeneric(f"a size {e} the graph computes with")
+        return build(expr)
+
+    def _size_value(self, node: torch.fx.Node, original: torch.fx.Node) -> None:
+        graph = self.graph
+        if original.target == aten.scalar_tensor.default:
+            value = self._count(_expr(original.args[0].meta["val"]), node)
+            dtype = node.kwargs.get("dtype") or torch.get_default_dtype()
+            with graph.inserting_before(node):
+                cast = graph.call_function(torch.ops.prims.convert_element_type.default, (value, dtype))
+            node.replace_all_uses_with(cast)
+            graph.erase_node(node)
+            return
+        args = list(node.args)
+        for k, (new, old) in enumerate(zip(node.args, original.args)):
+            if isinstance(old, torch.fx.Node) and isinstance(old.meta.get("val"), torch.SymInt) and \
+                    self.rows.symbol in _expr(old.meta["val"]).free_symbols:
+                args[k] = self._count(_expr(old.meta["val"]), node)
+        node.args = tuple(args)
+        node.target = _tensor_overload(original.target)
+
+    def _mask(self, node: torch.fx.Node, original: torch.fx.Node, arg: int, dim: int, scale: sympy.Expr) -> None:
+        """Argument `arg` of `node` zero in the chunk's rows before dyn_first_row; a mean divides the sum."""
+        graph = self.graph
+        source = original.args[arg].meta["val"]
+        factor = int(scale.subs(self.binding))
+        rows = self.extent * factor
+        with graph.inserting_before(node):
+            iota = graph.call_function(aten.arange.start_step, (0, rows, 1),
+                                       {"dtype": torch.int64, "device": source.device})
+            first = self.first_row if factor == 1 else graph.call_function(aten.mul.Tensor, (self.first_row, factor))
+            keep = graph.call_function(aten.ge.Tensor, (iota, first))
+            keep = graph.call_function(aten.view.default, (keep, [rows] + [1] * (source.dim() - 1 - dim)))
+            zero = graph.call_function(aten.scalar_tensor.default, (0,), {"dtype": source.dtype, "device": source.device})
+            masked = graph.call_function(aten.where.self, (keep, node.args[arg], zero))
+        args = list(node.args)
+        args[arg] = masked
+        node.args = tuple(args)
+        if original.target in (aten.mean.default, aten.mean.dim):
+            dims = list(range(source.dim())) if original.target == aten.mean.default else _dims(original)
+            count = self._count(sympy.prod([_expr(source.shape[d]) for d in dims]), node)
+            with graph.inserting_before(node):
+                total = graph.call_function(aten.sum.dim_IntList, (masked, dims, _keepdim(original)),
+                                            {"dtype": node.kwargs["dtype"]} if node.kwargs.get("dtype") else {})
+                count = graph.call_function(torch.ops.prims.convert_element_type.default, (count, source.dtype)) \
+                    if isinstance(count, torch.fx.Node) else count
+                mean = graph.call_function(aten.div.Tensor, (total, count))
+            node.replace_all_uses_with(mean)
+            graph.erase_node(node)
 
 
 class DynamicGraph:
@@ -341,8 +540,12 @@ class DynamicGraph:
                         base = base.args[0]
                     if base.op == "placeholder":
                         raise NotGeneric(f"{node.name} returns a view of an input of the dynamic size")
+        # 0-d host scalars a decomposition makes of the size and constants (mse_loss's 2 / numel) are
+        # computed in the graph (a kernel does not know devices), unless the graph returns them
+        returned = {v for v in self.outputs if isinstance(v, torch.fx.Node)}
         if any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and
-               any(isinstance(v, torch.Tensor) and v.device.type == "cpu" for v in _tensors(n.meta.get("val")))
+               any(isinstance(v, torch.Tensor) and v.device.type == "cpu" and (v.dim() > 0 or n in returned)
+                   for v in _tensors(n.meta.get("val")))
                for n in self.gm.graph.nodes):
             raise NotGeneric("it computes on CPU tensors (the graph splits)")
 
@@ -434,9 +637,24 @@ class DynamicGraph:
                 examples.append(arg)
         if size_source is None:
             raise NotGeneric("no tensor input holds the dynamic size")
-        static = _specialize(self.gm, binding, self.symbolic_outputs)
+        accumulating = None
+        gm = self.gm
+        if rows.partial or rows.size_values:
+            accumulating = _Accumulating(self.gm, rows, binding, extent)
+            gm = accumulating.gm
+            examples += [torch.zeros(shape, dtype=dtype, device=device) for shape, dtype, device in accumulating.accumulators]
+        static = _specialize(gm, binding, self.symbolic_outputs)
         chunk = {"extent": extent, "size": size_source, "dims": scales}
-        return GraphExecutable(static, examples, chunk=chunk).boxed()
+        if accumulating is None:
+            return GraphExecutable(static, examples, chunk=chunk).boxed()
+        chunk["params"] = SIZE_PARAMS
+        run = GraphExecutable(static, examples, chunk=chunk).boxed()
+        accumulators = accumulating.accumulators
+
+        def accumulate(args: list) -> list:
+            return run(list(args) + [torch.zeros(shape, dtype=dtype, device=device) for shape, dtype, device in accumulators])
+        accumulate._boxed_call = True
+        return accumulate
 
 
 def compile_dynamic(gm: torch.fx.GraphModule, examples: Sequence[Any], compile_static: Callable) -> Callable | None:
@@ -446,4 +664,4 @@ def compile_dynamic(gm: torch.fx.GraphModule, examples: Sequence[Any], compile_s
     return DynamicGraph(gm, examples, compile_static) if symbolic else None
 
 
-__all__ = ["DynamicGraph", "NotGeneric", "compile_dynamic"]
+__all__ = ["SIZE_PARAMS", "DynamicGraph", "NotGeneric", "compile_dynamic"]

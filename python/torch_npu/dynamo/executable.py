@@ -69,13 +69,16 @@ class GraphExecutable:
 
     def __init__(self, gm: torch.fx.GraphModule, inputs: Sequence[Any], chunk: dict | None = None) -> None:
         # chunk (dynamic.py): the piece is compiled for `extent` of a dynamic size and runs chunk by
-        # chunk; "size" says where a call reads its size, "dims" each node's (dim, scale) of it.
+        # chunk; "size" says where a call reads its size, "dims" each node's (dim, scale) of it,
+        # "params" the names of the scalar parameters C++ sets per chunk (ChunkPlan's size / first row).
         self.chunk = chunk
         # Random nodes draw from two scalar parameters the piece takes after its tensors (rng.py).
         gm, self.philox_increment = rng.functionalize(gm)
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-        params = placeholders[len(placeholders) - len(rng.PARAM_NAMES):] if self.philox_increment else []
-        placeholders = placeholders[:len(placeholders) - len(params)]
+        param_names = set(rng.PARAM_NAMES if self.philox_increment else ()) | set((chunk or {}).get("params", ()))
+        params = [p for p in placeholders if p.name in param_names]
+        placeholders = [p for p in placeholders if p.name not in param_names]
+        self.param_names = [p.name for p in params]
         returned = gm.graph.output_node().args[0]
         self.single = not isinstance(returned, (tuple, list))
         returned = [returned] if self.single else list(returned)
@@ -251,9 +254,16 @@ class GraphExecutable:
                 out["dynamic"] = [*(view or (-1, 0)), *(base or (-1, 0))]
             elif out.get("view") and held(names[0]) is not None:
                 raise GraphDescriptionError("an output view of the dynamic size that copies")
+        if self.chunk.get("params") and self.copy_back:
+            # an accumulator copied back after the run would not carry one chunk's sum into the next
+            raise GraphDescriptionError("a sum over the dynamic size could not be written into its accumulator")
+        names = self.chunk.get("params", ())
+        size_param, first_row_param = (self.param_names.index(n) if n in self.param_names else -1 for n in names) \
+            if names else (-1, -1)
         return {"extent": self.chunk["extent"], "size": list(self.chunk["size"]), "input_step": steps,
                 "output_dim": [-1 if d is None else d[0] for d in result_dims],
-                "output_scale": [0 if d is None else d[1] for d in result_dims]}
+                "output_scale": [0 if d is None else d[1] for d in result_dims],
+                "size_param": size_param, "first_row_param": first_row_param}
 
     def _replay(self, index: int, base: torch.Tensor) -> torch.Tensor:
         """Output `index` made from `base` by its view chain."""

@@ -123,6 +123,7 @@ std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs
     params = {seed, offset};
   }
   params.insert(params.end(), givenParams.begin(), givenParams.end());
+  if (chunked) params.resize(std::max<size_t>(params.size(), std::max(chunk.sizeParam, chunk.firstRowParam) + 1));
   std::vector<at::Tensor> outputs;
   std::vector<int64_t> outputStep(record_.outputs.size(), 0);  // bytes per unit of the chunked size
   outputs.reserve(record_.outputs.size());
@@ -153,6 +154,8 @@ std::vector<at::Tensor> CompiledGraph::run(const std::vector<at::Tensor>& inputs
   const int64_t end = chunked ? size : 1;
   for (int64_t next = 0; next < end; next += extent) {
     const int64_t start = chunked ? std::min(next, size - extent) : 0;
+    if (chunked && chunk.sizeParam >= 0) params.at(chunk.sizeParam) = static_cast<uint64_t>(size);
+    if (chunked && chunk.firstRowParam >= 0) params.at(chunk.firstRowParam) = static_cast<uint64_t>(next - start);
     for (const eager::Launch& launch : record_.launches) {
       slots.clear();
       for (const eager::LaunchArg& arg : launch.args) {

@@ -40,6 +40,10 @@ struct ChunkPlan {
   std::vector<int64_t> inputStep;    // per graph input: bytes one unit of the size advances (0: no dynamic dim)
   std::vector<int> outputDim;        // per plan result: its dynamic dim (-1: none)
   std::vector<int64_t> outputScale;  // ... whose size is the call's size times this
+  // The scalar parameters a chunk reads (-1: none): the call's size (a mean divides by it), and the
+  // first row of the chunk that no chunk before it computed (the last chunk overlaps the one before
+  // it; a sum over the size masks the rows before this one out).
+  int sizeParam = -1, firstRowParam = -1;
 };
 
 // What a call does around the plan: which arguments are the graph's inputs and the strides its

@@ -64,6 +64,8 @@ CallPlan planFrom(const py::dict& plan) {
     out.chunk.inputStep = chunk["input_step"].cast<std::vector<int64_t>>();
     out.chunk.outputDim = chunk["output_dim"].cast<std::vector<int>>();
     out.chunk.outputScale = chunk["output_scale"].cast<std::vector<int64_t>>();
+    out.chunk.sizeParam = chunk["size_param"].cast<int>();
+    out.chunk.firstRowParam = chunk["first_row_param"].cast<int>();
   }
   return out;
 }
