@@ -172,6 +172,8 @@ def _transposed(grad: torch.Tensor, weight: torch.Tensor, stride: list[int], pad
     """The transposed convolution of grad (N, C_out, *out) with weight (C_out, C_in / groups, *k): the
     input gradient (N, C_in, *sizes) of the forward convolution whose input was padded by pad_low in
     front (the back is whatever reaches sizes)."""
+    if any(s > 1 for s in stride) and all(d == 1 for d in dilation):
+        return _phases(grad, weight, stride, pad_low, groups, sizes)
     kernel, out = list(weight.shape[2:]), list(grad.shape[2:])
     low = [d * (k - 1) - p for k, p, d in zip(kernel, pad_low, dilation)]
     high = [size + p - (o - 1) * s - 1 for size, p, o, s in zip(sizes, pad_low, out, stride)]
@@ -181,6 +183,53 @@ def _transposed(grad: torch.Tensor, weight: torch.Tensor, stride: list[int], pad
     if depthwise:  # its weight is its own channel swap
         return _depthwise_conv(spread, weight, ones, dilation, sizes, reverse=True)
     return _gemm_conv(spread, _swap_channels(weight, groups), ones, dilation, groups, sizes, reverse=True)
+
+
+def _phases(grad: torch.Tensor, weight: torch.Tensor, stride: list[int], pad_low: list[int], groups: int,
+            sizes: list[int]) -> torch.Tensor:
+    """_transposed with stride > 1 (dilation 1) as stride-1 transposed convolutions, one per phase.
+
+    Input element j (of one spatial dim) gathers grad[q - m] * weight[r + m * s] over m, with
+    r = (j + pad_low) mod s and q = (j + pad_low) // s: the elements of one phase r are a
+    stride-1 transposed convolution of grad with the taps r, r + s, ... of the kernel, and the
+    phases interleave. Spreading grad with s - 1 zeros between its elements instead made every
+    GEMM and its columns s^2 larger, three quarters of them zeros at stride 2 (ResNet-18's
+    layer2 3x3/2 input gradient: an 1152 x 25088 column matrix where the phases need 4 of
+    128 x 6272 ... 512 x 6272).
+    """
+    n, c_in = grad.shape[0], weight.shape[1] * groups
+    kernel = list(weight.shape[2:])
+    blocks = [-(-size // s) for size, s in zip(sizes, stride)]  # each phase's extent, padded to the longest
+    pieces: dict[tuple[int, ...], torch.Tensor] = {}
+    for taps in itertools.product(*(range(s) for s in stride)):
+        first = [-(-(p - r) // s) for p, r, s in zip(pad_low, taps, stride)]  # q of the phase's first element
+        # The phase's first element, j = first * s + r - pad_low, is in [0, s): its place in the interleave.
+        place = tuple(q * s + r - p for q, r, s, p in zip(first, taps, stride, pad_low))
+        extent = [-(-(size - j) // s) for size, j, s in zip(sizes, place, stride)]
+        if any(r >= k for r, k in zip(taps, kernel)):  # no tap of this phase: zeros
+            piece = grad.new_zeros(n, c_in, *extent)
+        else:
+            sub = weight[(slice(None), slice(None), *(slice(r, None, s) for r, s in zip(taps, stride)))]
+            piece = _transposed(grad, sub, [1] * len(kernel), first, [1] * len(kernel), groups, extent)
+        pieces[place] = pad_trailing(piece, [0] * len(kernel), [b - e for b, e in zip(blocks, extent)])
+    return _interleave(pieces, stride, sizes)
+
+
+def _interleave(pieces: dict[tuple[int, ...], torch.Tensor], stride: list[int], sizes: list[int]) -> torch.Tensor:
+    """(N, C, *sizes) whose element j (per spatial dim) is pieces[j mod s][j // s]: the last dim's
+    phases stacked innermost and merged, then the next dim's (concatenations; the merges are views)."""
+    spatial = len(stride)
+    for axis in reversed(range(spatial)):
+        dim = 2 + axis
+        grouped: dict[tuple[int, ...], list[torch.Tensor]] = {}
+        for place, piece in sorted(pieces.items()):
+            grouped.setdefault(place[:axis], []).append(piece)
+        pieces = {}
+        for place, parts in grouped.items():
+            joined = torch.stack(parts, dim + 1) if len(parts) > 1 else parts[0].unsqueeze(dim + 1)
+            pieces[place] = joined.flatten(dim, dim + 1)
+    whole = pieces[()]
+    return whole[(slice(None), slice(None), *(slice(0, size) for size in sizes))]
 
 
 def _live_kernel(sizes: list[int], kernel: list[int], stride: list[int], padding: list[int], dilation: list[int],
