@@ -5,7 +5,7 @@ one eager call or one torch.compile graph (so_path / symbol / block_dim / buffer
 the temporaries' bytes, each result's sizes and MLIR element type) and each kernel's sources. The
 user's process keeps it on disk (torch_npu.eager.disk_cache, as JSON stamped with
 PROTOCOL_VERSION), and the eager miss path hands the dispatcher an `EagerAnswer` (the record with
-the call's `Dispatch` plan) or an `Unsupported` refusal; csrc/eager/CompileMiss.cpp and
+the call's `Dispatch` plan), a `PendingAnswer` while a worker builds it, or an `Unsupported` refusal; csrc/eager/CompileMiss.cpp and
 csrc/npu/CompileBindings.cpp read these fields by name. A record the compiler refused is a
 `Rejected`.
 
@@ -92,6 +92,17 @@ class EagerAnswer:
 
 
 @dataclass(frozen=True)
+class PendingAnswer:
+    """An eager call whose kernel a compile worker builds in the background: the Dispatch plan and each
+    result's (sizes, MLIR element type) off the meta tensors, from which the dispatcher allocates the
+    results and queues the call (csrc/eager/CompileMiss.h). The build's EagerAnswer or Unsupported
+    follows through the callback the dispatcher passed."""
+
+    dispatch: Dispatch
+    outputs: tuple[tuple[tuple[int, ...], str], ...]
+
+
+@dataclass(frozen=True)
 class Unsupported:
     """The call runs on the CPU fallback, and its key is remembered as unsupported (on disk too, unless
     the worker crashed)."""
@@ -158,5 +169,5 @@ def dispatch_from_json(data: dict[str, Any]) -> Dispatch:
 
 
 __all__ = ["PROTOCOL_VERSION", "REF_KINDS", "Dispatch", "EagerAnswer", "KernelRecord", "KernelSources", "Launch",
-           "Ref", "Rejected", "StaleRecord", "Stored", "Unsupported", "dispatch_from_json", "dispatch_to_json",
+           "PendingAnswer", "Ref", "Rejected", "StaleRecord", "Stored", "Unsupported", "dispatch_from_json", "dispatch_to_json",
            "from_json", "record_from_build", "to_json"]

@@ -271,7 +271,7 @@ def test_written_arguments_match_cpu(name):
 def compiler_refuses(monkeypatch):
     """Every call misses and is refused: the CPU fallback runs it."""
     _C._eager_clear_memory_cache()
-    monkeypatch.setattr(miss, "compile_for_dispatch", lambda key, op, args: Unsupported("refused by the test"))
+    monkeypatch.setattr(miss, "compile_for_dispatch", lambda key, op, args, done=None: Unsupported("refused by the test"))
     yield
     _C._eager_clear_memory_cache()
 

@@ -224,6 +224,8 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const 
   runOnCpu(op, stack, reason);
 }
 
+void countFallbackCall(const std::string& op, const std::string& reason) { countAndWarnOnce(op, reason); }
+
 std::map<std::string, int64_t> fallbackCounts() {
   std::lock_guard<std::mutex> lock(countsMutex);
   return counts;

@@ -19,6 +19,10 @@ namespace torch_npu {
 // compiler's `reason` so the warning says why.
 void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std::string& reason = "");
 
+// Counts (and warns once for) a call of `op` that ran on the CPU outside cpuFallback: the eager
+// dispatcher's call queued before its kernel was built, whose build then failed (csrc/eager/CompileMiss).
+void countFallbackCall(const std::string& op, const std::string& reason);
+
 // Calls per op ("aten::add.Tensor" -> n) that took the fallback since the last reset.
 std::map<std::string, int64_t> fallbackCounts();
 void resetFallbackCounts();

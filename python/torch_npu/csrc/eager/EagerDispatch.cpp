@@ -37,7 +37,7 @@ const std::string& nonCompilableArgument() {
 
 // Declared in EagerDispatch.h (multi-tensor launches resolve their records through it too).
 std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase,
-                                          const std::string& key) {
+                                          const std::string& key, bool mayDefer) {
   std::shared_ptr<const CacheEntry> entry = lookup(key);
   std::string full;
   if (entry && entry->kind == CacheEntry::Kind::Baked) {
@@ -47,10 +47,15 @@ std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::
   }
   if (entry) {
     ++info.stats.hits;
+    // Still being built: this call waits on its stream too, or here.
+    if (entry->kind == CacheEntry::Kind::Kernel && entry->kernel->pending &&
+        !(mayDefer && deferrable(info, stack, argBase))) {
+      return awaitCompile(*entry->kernel->pending);
+    }
     return entry;
   }
   ++info.stats.misses;
-  MissResult miss = compileMiss(info, stack, argBase, key);
+  MissResult miss = compileMiss(info, stack, argBase, key, mayDefer && deferrable(info, stack, argBase));
   if (miss.bakedArgs.empty()) {
     eager::store(key, miss.entry);
   } else {
@@ -62,6 +67,7 @@ std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::
     appendBakedValues(stack, argBase, miss.bakedArgs, full);
     eager::store(full, miss.entry);
   }
+  if (miss.entry->kind == CacheEntry::Kind::Kernel && miss.entry->kernel->pending) pendingStored(*miss.entry);
   return miss.entry;
 }
 
@@ -124,7 +130,8 @@ at::Tensor allocate(const OutputSpec& spec) {
 }
 
 // A call's small vectors live on the stack: the hit path allocates only its results.
-void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stack, size_t argBase) {
+void run(const c10::OperatorHandle& op, const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stack,
+         size_t argBase) {
   c10::SmallVector<at::Tensor, 8> inputs;
   for (const ArgRef& ref : kernel.inputs) inputs.push_back(argumentTensor(*stack, argBase, ref));
   // A factory's out= form has no input: the tensor it writes says where it runs.
@@ -188,7 +195,11 @@ void run(const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stac
   for (size_t p = 0; p < kernel.params.size(); ++p) {
     params.push_back(paramSlot((*stack)[argBase + kernel.params[p].arg], kernel.paramIsFloat[p]));
   }
-  launchRecord(info, kernel, inputs, results, params, nativeStream(stream));
+  if (kernel.pending) {
+    launchPending(op, info, kernel, *stack, argBase, inputs, results, params, nativeStream(stream));
+  } else {
+    launchRecord(info, kernel, inputs, results, params, nativeStream(stream));
+  }
   if (overflowCheckArmed()) checkResultsForOverflow(std::vector<at::Tensor>(results.begin(), results.end()), stream);
   // Ordered after the kernel on the same stream (no host sync); copy_ follows the target's strides,
   // format and dtype.
@@ -222,7 +233,7 @@ void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   key.clear();
   auto giveBack = c10::make_scope_exit([&key] { keyBuffer = std::move(key); });
   std::shared_ptr<const CacheEntry> entry;
-  if (buildKey(info, *stack, argBase, key)) entry = resolve(info, *stack, argBase, key);
+  if (buildKey(info, *stack, argBase, key)) entry = resolve(info, *stack, argBase, key, /*mayDefer=*/true);
   if (!entry || entry->kind != CacheEntry::Kind::Kernel) {
     ++info.stats.fallback;
     const std::string& reason = entry ? entry->reason : nonCompilableArgument();
@@ -231,7 +242,7 @@ void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return;
   }
   ++info.stats.compiled;
-  run(info, *entry->kernel, stack, argBase);
+  run(op, info, *entry->kernel, stack, argBase);
 }
 
 void viewKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {

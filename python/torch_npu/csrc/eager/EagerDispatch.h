@@ -21,9 +21,10 @@ namespace torch_npu::eager {
 
 // The entry for the call on `stack` whose structural key is `key`: from the cache (a hit, counted on
 // the op), or compiled now (a miss). Multi-tensor launches (csrc/aten/MultiTensorApply.h) resolve
-// their records through it too.
+// their records through it too. With `mayDefer` (a caller that runs pending records, see
+// CompileMiss.h), a miss the call can wait for on its stream returns a pending record while it builds.
 std::shared_ptr<const CacheEntry> resolve(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase,
-                                          const std::string& key);
+                                          const std::string& key, bool mayDefer = false);
 
 // The 8-byte ABI slot of a scalar parameter: a number, or a CPU 0-d tensor read on the host.
 uint64_t paramSlot(const c10::IValue& v, bool isFloat);

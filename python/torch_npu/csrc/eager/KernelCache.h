@@ -28,6 +28,8 @@ class OperatorHandle;
 
 namespace torch_npu::eager {
 
+struct PendingCompile;  // CompileMiss.h
+
 // Where a kernel argument comes from: argument `arg` of the call (element `element` of a
 // tensor list, -1 otherwise).
 struct ArgRef {
@@ -84,6 +86,9 @@ struct KernelRecord {
   std::vector<OutputSpec> outputs;
   std::vector<OutputTarget> targets;  // per output (torch_npu.eager.plan.Plan.targets)
   std::vector<ReturnSpec> returns;    // per return of the op
+  // Set while the kernel is built in the background: `launches` is empty, `outputs` are the plan's
+  // (CompileMiss.h launchPending runs the call).
+  std::shared_ptr<PendingCompile> pending;
 };
 
 // What a key resolves to.
