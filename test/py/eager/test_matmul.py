@@ -79,6 +79,22 @@ def test_bf16_k_pairs(m: int, k: int, n: int, batch: int | None, eager_stats) ->
     assert_no_fallback()
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_odd_sizes_split_over_blocks_with_a_tail(dtype: torch.dtype, tmp_path) -> None:
+    # 127 rows and columns (a prime) have no divisor near the 24 blocks asked for (one block): the sim splits
+    # one into aligned chunks and a shorter last one (schedule._block_chunk), peeled into a loop of its own.
+    from npu_mlir.frontend import import_fx_graph
+    from npu_mlir.targets.sim.build import SimTiling, compile_linalg, run_on_host
+
+    a, b = _inputs((127, 33), (33, 127), dtype=dtype)
+    kernel = compile_linalg(import_fx_graph(lambda x, y: x @ y, [a, b]).module, SimTiling(24), name="odd_mm",
+                            cache_dir=tmp_path)
+    assert kernel.block_dim >= 8
+    (got,) = run_on_host(kernel, [a, b], threads=2)
+    want = _reference(torch.mm, [a, b], dtype).float()
+    torch.testing.assert_close(got.float(), want, atol=REL_TOL[dtype] * want.abs().max().item(), rtol=0)
+
+
 def test_bf16_register_tiles_use_dot_products(tmp_path) -> None:
     bf16_dot = pytest.importorskip("npu_mlir.targets.sim.bf16_dot")
     if not bf16_dot.AVAILABLE or shutil.which("objdump") is None:

@@ -29,6 +29,7 @@ from npu_mlir.hardware import host_cpu
 from npu_mlir.targets.sim import bf16_dot
 
 BLOCK_LOOP_ATTR = "npu.block_loop"
+TAIL_LOOP_ATTR = "npu.block_tail"  # the peeled short last chunk of an uneven block split
 ROOT_ATTR = "npu.root"
 # Marks widen_panels' row-major copy of a transposed contraction operand. The block split fuses the
 # copy into every block that reads the operand whole, and a transposing copy costs about as much as
@@ -163,14 +164,43 @@ def _split_dims(roots: list[ir.Operation], requested: int) -> tuple[list[int], i
             if not isinstance(expr, ir.AffineDimExpr) or "parallel" not in iterators[expr.position]:
                 break
             dims.append(expr.position)
-        blocks = largest_divisor(size, requested)
-        if len(dims) == len(roots) and blocks > 1:
+        if len(dims) != len(roots):
+            continue
+        blocks, chunk = _block_chunk(size, requested, max(_alignment(root, dim) for root, dim in zip(roots, dims)))
+        if blocks > 1:
             extra, inputs = _reread_elements(roots, dims, blocks)
             # Most blocks while the re-reads stay under the inputs' own size (a broadcast bias);
             # past that, fewest re-reads. Ties go to the outermost loop (min keeps the first).
             costly = extra > inputs
-            candidates.append(((costly, extra if costly else 0, -blocks), (dims, blocks, size // blocks)))
+            candidates.append(((costly, extra if costly else 0, -blocks), (dims, blocks, chunk)))
     return min(candidates, key=lambda c: c[0])[1] if candidates else best
+
+
+def _alignment(root: ir.Operation, dim: int) -> int:
+    """Elements a block's share of loop `dim` should be a multiple of: a contraction's register tile
+    (ub_tile_sizes) on M / N; VECTOR_ELEMENTS on an elementwise op's innermost loop; else 1."""
+    nest = loop_nest(root)
+    last = len(nest.ranges) - 1
+    if nest.is_contraction:
+        return {last - 2: CONTRACTION_TILE[0], last - 1: 16}.get(dim, 1)
+    return VECTOR_ELEMENTS if dim == last else 1
+
+
+def _block_chunk(size: int, requested: int, align: int) -> tuple[int, int]:
+    """(blocks, chunk) of a loop of `size`: equal chunks of a divisor when that gives at least half
+    the requested blocks in aligned chunks, else aligned chunks and a shorter last one.
+
+    A size with no fitting divisor ran on few blocks or in misaligned ones: 127 rows on one block,
+    255 columns in 17 chunks of 15 (a 15-lane register row: partial vectors). split_over_blocks
+    peels the short last chunk into a loop of its own, so both stay static.
+    """
+    even = largest_divisor(size, requested)
+    if (even * 2 > requested or even == size) and (size // even) % align == 0:
+        return even, size // even
+    chunk = -(-max(-(-size // requested), align) // align) * align
+    if chunk >= size:
+        return even, size // even
+    return -(-size // chunk), chunk
 
 
 def _reread_elements(roots: list[ir.Operation], dims: list[int], blocks: int) -> tuple[int, int]:
@@ -283,11 +313,27 @@ def split_over_blocks(module: ir.Module, func: ir.Operation, requested: int) -> 
         commands.append(f"%fused{n} = transform.loop.fuse_sibling {fused} into %loop{n} "
                         ": (!transform.any_op, !transform.any_op) -> !transform.any_op")
         fused = f"%fused{n}"
+    uneven = chunk * blocks != ir.ShapedType(roots[0].results[0].type).shape[_result_dim(roots[0], dims[0])]
+    if uneven:
+        # The last block's shorter chunk in a loop of its own: both loops' slices are static.
+        commands.append(f'%for = transform.cast {fused} : !transform.any_op to !transform.op<"scf.for">\n'
+                        f"%main, %tail = transform.loop.peel %for : (!transform.op<\"scf.for\">) "
+                        "-> (!transform.any_op, !transform.any_op)\n"
+                        f"transform.annotate %tail \"{TAIL_LOOP_ATTR}\" : !transform.any_op")
+        fused = "%main"
     commands.append(f"transform.annotate {fused} \"{BLOCK_LOOP_ATTR}\" : !transform.any_op")
     try:
         run_transform(module, "\n".join(commands))
     except (ir.MLIRError, ValueError):
         return 0  # caller rebuilds the function and compiles it unsplit
+    if uneven:
+        # Pinned before canonicalize, which would inline the one-trip tail loop.
+        loop, tail = _find_attr(func, BLOCK_LOOP_ATTR), _find_attr(func, TAIL_LOOP_ATTR)
+        if loop is None or tail is None or not _initialised_by_empty(loop):
+            return 0
+        _pin_to_block(loop, func, chunk, tail)
+        PassManager.parse("builtin.module(cse, canonicalize)").run(module.operation)
+        return blocks
     if len(roots) > 1:
         PassManager.parse("builtin.module(cse, canonicalize)").run(module.operation)
     loop = _find_attr(func, BLOCK_LOOP_ATTR)
@@ -315,15 +361,33 @@ def _initialised_by_empty(loop: ir.Operation) -> bool:
     return bool(inits) and all(init is not None and init.name == "tensor.empty" for init in inits)
 
 
-def _pin_to_block(loop: ir.Operation, func: ir.Operation, chunk: int) -> None:
+def _pin_to_block(loop: ir.Operation, func: ir.Operation, chunk: int, tail: ir.Operation | None = None) -> None:
+    """Bound the block loop to block_idx's chunk. With a peeled tail loop (the short last chunk), the
+    last block runs the tail instead: its chunk of the main loop is empty, the others skip the tail."""
     block_idx = func.regions[0].blocks[0].arguments[_block_idx_position(func)]
     with ir.InsertionPoint(loop), loop.location:
         index = ir.IndexType.get()
         step = arith.ConstantOp(index, chunk).result
         lower = arith.MulIOp(block_idx, step).result
         upper = arith.AddIOp(lower, step).result
+        if tail is not None:
+            end = loop.operands[1]  # where the tail starts: the last block's lower bound
+            lower, upper = arith.MinSIOp(lower, end).result, arith.MinSIOp(upper, end).result
     loop.operands[0] = lower
     loop.operands[1] = upper
+    if tail is not None:
+        with ir.InsertionPoint(tail), tail.location:
+            last = arith.CmpIOp(arith.CmpIPredicate.eq, lower, tail.operands[0]).result
+            tail.operands[1] = arith.SelectOp(last, tail.operands[1], tail.operands[0]).result
+        # Its one trip starts at its (static) lower bound: with the induction variable replaced by
+        # it, canonicalize folds the tail's slices to static sizes.
+        tail.regions[0].blocks[0].arguments[0].replace_all_uses_with(tail.operands[0])
+
+
+def _result_dim(root: ir.Operation, loop_dim: int) -> int:
+    """The result dim that root's output map reads off loop `loop_dim`."""
+    return next(r for r, e in enumerate(_output_map(root).results)
+                if isinstance(e, ir.AffineDimExpr) and e.position == loop_dim)
 
 
 def _block_idx_position(func: ir.Operation) -> int:
