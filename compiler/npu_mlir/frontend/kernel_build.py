@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import torch
 
 from npu_mlir.hardware.dtypes import BY_MLIR, SCALAR_PARAM_TYPES, torch_dtype
+from npu_mlir.frontend.decompositions.integer import wrapped
 from npu_mlir.frontend.decompositions.output_layout import in_memory_order
 from npu_mlir.frontend.decompositions.retrace import RETRACED
 from npu_mlir.frontend.references import reference as custom_reference
@@ -65,6 +66,23 @@ def _leaf(template: Any, tensors: Sequence[torch.Tensor], params: Sequence[torch
     return template[1]
 
 
+def _narrow_integer_dtype(op: torch._ops.OpOverload, operands: Sequence[torch.Tensor]) -> torch.dtype | None:
+    """int8, when a pointwise op computes in it.
+
+    torch casts a scalar operand to the operands' common dtype (int8 % 300 is int8 % 44), and
+    torch-mlir crashed on an int8 tensor combined with a 0-d int64 (int8 mul / remainder / fmod
+    fell back): an integer parameter is cast to int8 first, which is the same computation. Only
+    int8: int16 / int32 import fine, and the sim's schedule refuses a kernel that casts its
+    parameter (clamp's bound).
+    """
+    if torch.Tag.pointwise not in op.tags or not operands:
+        return None
+    common = operands[0].dtype
+    for t in operands[1:]:
+        common = torch.promote_types(common, t.dtype)
+    return common if common == torch.int8 else None
+
+
 def materialize(request: dict, tensors: Sequence[torch.Tensor], params: Sequence[torch.Tensor],
                 retraced: bool = True) -> Any:
     """Call the request's op on these tensors and parameters (through its retrace unless `retraced` is
@@ -74,14 +92,32 @@ def materialize(request: dict, tensors: Sequence[torch.Tensor], params: Sequence
         # torch_npu's own ops are not registered in a compile worker: their reference is the op.
         return reference(*(_leaf(template, tensors, params) for template in request["args"]))
     op = resolve_op(request["target"])
+    narrow = _narrow_integer_dtype(op, [tensors[t[1]] for t in request["args"] if t[0] == "tensor"])
     args, kwargs = [], {}
     for schema_arg, template in zip(op._schema.arguments, request["args"]):
         value = _leaf(template, tensors, params)
+        if narrow is not None and template[0] == "param" and not value.dtype.is_floating_point:
+            value = value.to(narrow)
         if schema_arg.kwarg_only:
             kwargs[schema_arg.name] = value
         else:
             args.append(value)
+    if narrow is not None:
+        op, args = _narrow_integer_scalars(op, args, narrow)
     return (RETRACED.get(op, op) if retraced else op)(*args, **kwargs)
+
+
+def _narrow_integer_scalars(op: torch._ops.OpOverload, args: list, narrow: torch.dtype) -> tuple[torch._ops.OpOverload, list]:
+    """A `.Scalar` overload's integer operand as a 0-d tensor of `narrow`, through the `.Tensor` overload.
+
+    torch-mlir crashed on an int8 tensor combined with a Python int as well (int8 % 3 fell back)."""
+    packet = getattr(torch.ops.aten, op._schema.name.split("::")[1])
+    if op._overloadname != "Scalar" or "Tensor" not in packet.overloads() or op in RETRACED:
+        return op, args
+    tensors = [torch.full((), wrapped(value, narrow), dtype=narrow, device=args[0].device)
+               if schema_arg.type.kind() == "NumberType" and type(value) is int else value
+               for schema_arg, value in zip(op._schema.arguments, args)]
+    return packet.Tensor, tensors
 
 
 def example_tensors(request: dict, device: str = "cpu") -> tuple[list[torch.Tensor], list[torch.Tensor]]:

@@ -141,7 +141,8 @@ def _scalar_form(op: torch._ops.OpOverload, schema_args: list, numbers: dict) ->
 def _functional_variant(op: torch._ops.OpOverload, results: int) -> torch._ops.OpOverload | None:
     """`foo_` / `foo.out` -> the functional `foo` overload; a mutable `foo` -> `foo_functional`."""
     signature = _signature(op._schema)
-    base = op._schema.name.split("::")[1].rstrip("_")
+    name = op._schema.name.split("::")[1]
+    base = f"__{name[3:]}" if name.startswith("__i") else name.rstrip("_")  # Python's __ilshift__ -> __lshift__
     for name in (base, base + "_functional"):
         packet = getattr(torch.ops.aten, name, None)
         for overload in packet.overloads() if packet is not None else ():

@@ -78,6 +78,10 @@ SAMPLES: dict[str, dict[str, Callable[[], Any]]] = {
     "index_copy.out": {"index": lambda: torch.tensor([2, 0]), "source": lambda: torch.randn(SHAPE[0], 2)},
     "index_reduce.out": {"index": lambda: torch.tensor([2, 0, 2]), "source": lambda: torch.randn(SHAPE[0], 3),
                          "reduce": lambda: "amax"},
+    # shifts take integers (an amount of 9 is outside int8's range of shifts: 0 on the CPU)
+    **{f"__i{d}shift__.{o}": {"self": lambda: torch.randint(-50, 50, SHAPE, dtype=torch.int8),
+                               "other": (lambda: torch.randint(-2, 10, SHAPE, dtype=torch.int8)) if o == "Tensor" else (lambda: 3)}
+       for d in "lr" for o in ("Scalar", "Tensor")},
     # x[i] += v with a negative index (accumulate: index's backward)
     "_index_put_impl_": {"indices": lambda: [torch.tensor([3, 0, -1])], "values": lambda: torch.randn(3, SHAPE[1]),
                          "accumulate": lambda: True},

@@ -8,8 +8,9 @@ torch-mlir's math.fpowi / math.powf leave it an opaque one-block kernel (GPT-2's
 x ** 3.0 on 2x64x512: 0.46 ms a call). float16 multiplies in float32 and rounds once, as the CPU's
 powf does; bfloat16 products are rounded once too (the sim keeps them in float32) where the CPU rounds
 each: x ** 3 and x ** -2 can be one bfloat16 ulp apart, as through fpowi. The exponent reaches the
-compiler as a constant (eager/plan.py SPECIALIZED_NUMBERS), so the rewrite sees it. Imported by
-retrace.py.
+compiler as a constant (eager/plan.py SPECIALIZED_NUMBERS), so the rewrite sees it. An integer
+tensor to a non-negative integer power (torch-mlir: "unimplemented: non-floating point dtype") is
+computed by squaring in its dtype. Imported by retrace.py.
 """
 
 from __future__ import annotations
@@ -28,7 +29,22 @@ def _product(x: torch.Tensor, exponent: float) -> torch.Tensor:
     return power.to(x.dtype)
 
 
+def _integer_power(x: torch.Tensor, exponent: int) -> torch.Tensor:
+    """x ** exponent by squaring in x's dtype, wrapping as torch's integer pow does."""
+    power, square = torch.ones_like(x), x
+    while exponent:
+        if exponent & 1:
+            power = power * square
+        exponent >>= 1
+        if exponent:
+            square = square * square
+    return power
+
+
 def pow_tensor_scalar(self: torch.Tensor, exponent: float) -> torch.Tensor:
+    integral = not self.dtype.is_floating_point and not self.dtype.is_complex and self.dtype != torch.bool
+    if integral and type(exponent) is int and exponent >= 0:
+        return _integer_power(self, exponent)
     if not self.dtype.is_floating_point or isinstance(exponent, bool) or isinstance(exponent, complex):
         return aten.pow.Tensor_Scalar(self, exponent)
     if float(exponent) in _AS:
