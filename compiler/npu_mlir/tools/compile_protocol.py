@@ -1,6 +1,8 @@
-"""What crosses from a compile worker to the user's process, its disk cache and the C++ dispatcher.
+"""What crosses between the user's process, its compile workers, its disk cache and the C++ dispatcher.
 
-A compile worker (compile_worker.py) answers a request with a `KernelRecord`: the launch list of
+The user's process asks a worker for a `CompileRequest` (an eager call or a torch.compile graph,
+stamped with PROTOCOL_VERSION; a worker of another version refuses it as stale rather than building
+what it might misread). A compile worker (compile_worker.py) answers a request with a `KernelRecord`: the launch list of
 one eager call or one torch.compile graph (so_path / symbol / block_dim / buffer refs per launch,
 the temporaries' bytes, each result's sizes and MLIR element type) and each kernel's sources. The
 user's process keeps it on disk (torch_npu.eager.disk_cache, as JSON stamped with
@@ -21,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Union
 
 PROTOCOL_VERSION = 1
+REQUEST_KINDS = ("op", "graph")
 REF_KINDS = ("in", "out", "tmp", "param")  # csrc/eager/KernelCache.h LaunchArg::Kind, in this order
 
 Ref = tuple[str, int]  # (one of REF_KINDS, index): a launch's buffer, see npu_mlir.targets.launch_list
@@ -28,6 +31,27 @@ Ref = tuple[str, int]  # (one of REF_KINDS, index): a launch's buffer, see npu_m
 
 class StaleRecord(ValueError):
     """A stored record written by another version of this protocol, or damaged."""
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """One build for a compile worker. `kind` "op": one eager call, `spec` its plan's request
+    (torch_npu.eager.plan: target, args, tensors, params, ...), built by frontend/kernel_build.py;
+    "graph": one torch.compile graph, `spec` its description and name (torch_npu.dynamo), built by
+    frontend/fx_graph.py. `cache_dir`: the disk cache's version directory the libraries go to."""
+
+    kind: str
+    spec: dict[str, Any]
+    cache_dir: str
+    protocol: int = PROTOCOL_VERSION
+
+    def __post_init__(self) -> None:
+        if self.kind not in REQUEST_KINDS:
+            raise ValueError(f"a compile request of kind {self.kind!r}; the kinds are {REQUEST_KINDS}")
+
+    def builder_input(self) -> dict[str, Any]:
+        """The dict the kind's builder reads (its spec and cache_dir), a copy: the request stays as sent."""
+        return dict(self.spec, cache_dir=self.cache_dir)
 
 
 @dataclass(frozen=True)
@@ -168,6 +192,6 @@ def dispatch_from_json(data: dict[str, Any]) -> Dispatch:
         raise StaleRecord(f"dispatch plan without the fields of protocol {PROTOCOL_VERSION}: {err}") from None
 
 
-__all__ = ["PROTOCOL_VERSION", "REF_KINDS", "Dispatch", "EagerAnswer", "KernelRecord", "KernelSources", "Launch",
+__all__ = ["PROTOCOL_VERSION", "REF_KINDS", "REQUEST_KINDS", "CompileRequest", "Dispatch", "EagerAnswer", "KernelRecord", "KernelSources", "Launch",
            "PendingAnswer", "Ref", "Rejected", "StaleRecord", "Stored", "Unsupported", "dispatch_from_json", "dispatch_to_json",
            "from_json", "record_from_build", "to_json"]

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from npu_mlir.frontend.fx_graph import GraphDescriptionError, describe
-from npu_mlir.tools.compile_protocol import KernelRecord, Rejected
+from npu_mlir.tools.compile_protocol import CompileRequest, KernelRecord, Rejected
 from torch_npu import _C
 from torch_npu.dynamo import rng, stats
 from torch_npu.eager import disk_cache
@@ -168,8 +168,8 @@ class GraphExecutable:
         record = disk_cache.load(key)
         if record is None:
             stats.count("cache_misses")
-            request = {"kind": "graph", "graph": description, "name": f"graph_{digest}",
-                       "cache_dir": str(disk_cache.version_dir())}
+            request = CompileRequest("graph", {"graph": description, "name": f"graph_{digest}"},
+                                     str(disk_cache.version_dir()))
             start = time.perf_counter()
             try:
                 record = pool().compile(request)

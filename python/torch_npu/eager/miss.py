@@ -22,8 +22,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from npu_mlir.tools.compile_protocol import Dispatch, EagerAnswer, PendingAnswer, Rejected, Unsupported, \
-    dispatch_from_json, record_from_build
+from npu_mlir.tools.compile_protocol import CompileRequest, Dispatch, EagerAnswer, PendingAnswer, Rejected, \
+    Unsupported, dispatch_from_json, record_from_build
 
 from torch_npu.eager import disk_cache
 from torch_npu.eager.workers import CompileRejected, WorkerCrashed, pool
@@ -76,7 +76,7 @@ def _build(plan, entry_key: bytes, op_name: str) -> EagerAnswer:
         # Nothing to compute: the dispatcher allocates the (empty) results and launches nothing.
         record = record_from_build({"path": "empty", "outputs": plan.empty_outputs})
     else:
-        request = dict(plan.request, cache_dir=str(disk_cache.version_dir()))
+        request = CompileRequest("op", plan.request, str(disk_cache.version_dir()))
         try:
             record = pool().compile(request)
         except CompileRejected as err:

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 
-from npu_mlir.tools.compile_protocol import KernelRecord
+from npu_mlir.tools.compile_protocol import CompileRequest, KernelRecord
 
 WORKER_MODULE = "npu_mlir.tools.compile_worker"
 
@@ -73,7 +73,7 @@ class Worker:
         text = self.log.read().decode(errors="replace").strip().splitlines()
         return " | ".join(text[-3:])[-600:] or "no message"
 
-    def call(self, request: dict) -> KernelRecord:
+    def call(self, request: CompileRequest) -> KernelRecord:
         deadline = time.monotonic() + _timeout()
         if not self.ready:
             self._read(4, deadline)
@@ -86,6 +86,9 @@ class Worker:
             raise WorkerCrashed(f"the compile worker died ({self._exit_reason()}): {self._log_tail()}") from None
         size = struct.unpack("<I", self._read(4, deadline))[0]
         status, payload = pickle.loads(self._read(size, deadline))
+        if status == "stale":
+            # Not the compiler's refusal (which is kept on disk): a worker of another torch_npu version.
+            raise WorkerCrashed(f"the compile worker refused the request: {payload}")
         if status != "ok":
             raise CompileRejected(payload)
         if not isinstance(payload, KernelRecord):
@@ -126,7 +129,7 @@ class CompilePool:
         for _ in range(missing):
             self._start()
 
-    def compile(self, request: dict) -> KernelRecord:
+    def compile(self, request: CompileRequest) -> KernelRecord:
         with self._lock:
             if not self._all or (self._idle.empty() and len(self._all) < self._size):
                 self._all.append(Worker(self._env))

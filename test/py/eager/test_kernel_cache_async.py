@@ -40,7 +40,7 @@ def test_the_host_does_not_wait_for_a_build_and_order_holds(cold, monkeypatch):
 
     def held(build, request):
         if not gate.wait(120):
-            timed_out.append(request["target"])
+            timed_out.append(request.spec["target"])
         return build()
 
     _patch_compile(monkeypatch, held)
@@ -67,7 +67,7 @@ def test_the_host_does_not_wait_for_a_build_and_order_holds(cold, monkeypatch):
 
 def test_a_failed_build_runs_the_queued_calls_on_the_cpu_in_order(cold, monkeypatch):
     def refuse_mul(build, request):
-        if request["target"].startswith("aten::mul"):
+        if request.spec["target"].startswith("aten::mul"):
             raise workers.CompileRejected("refused by the test")
         return build()
 
@@ -95,7 +95,7 @@ def test_a_failed_build_runs_the_queued_calls_on_the_cpu_in_order(cold, monkeypa
 
 def test_a_worker_crash_falls_back_with_its_warning(cold, monkeypatch):
     def crash(build, request):
-        if request["target"].startswith("aten::exp"):
+        if request.spec["target"].startswith("aten::exp"):
             raise workers.WorkerCrashed("killed by the test")
         return build()
 
