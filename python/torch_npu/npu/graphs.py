@@ -58,12 +58,33 @@ def graph_pool_handle() -> _PoolHandle:
     return _C._graph_pool_handle()
 
 
+def _optimizer_capture_check(check: Callable[[torch.optim.Optimizer], None]) -> Callable[[torch.optim.Optimizer], None]:
+    """torch.optim's capture check (Adam, AdamW, RMSprop, ...) with npu in it: it knows cuda and xpu only,
+    so a capturable=False step captured on npu recorded its host-side step count and bias corrections
+    as constants, and every replay applied the first step's."""
+
+    def npu_check(self: torch.optim.Optimizer) -> None:
+        check(self)
+        if not torch.compiler.is_compiling() and is_current_stream_capturing() and \
+                not all(group["capturable"] for group in self.param_groups):
+            raise RuntimeError(
+                f"Attempting NPU graph capture of step() for an instance of {self.__class__.__name__} but "
+                "param_groups' capturable is False. Create the optimizer with capturable=True.\n"
+                + npu_error(SubModule.GRAPH, ErrCode.NOT_SUPPORT))
+
+    return npu_check
+
+
+torch.optim.Optimizer._accelerator_graph_capture_health_check = _optimizer_capture_check(
+    torch.optim.Optimizer._accelerator_graph_capture_health_check)
+
+
 class NPUGraph(_C._NPUGraph):
     r"""Wrapper around an NPU graph: work captured on a stream, replayable with one call.
 
     Args:
-        keep_graph (bool, optional): accepted for torch.cuda compatibility; a captured NPU graph is
-            executable at once, so ``instantiate`` has nothing to do. Default: ``False``.
+        keep_graph (bool, optional): as torch.cuda's: ``True`` leaves :meth:`instantiate` to the user
+            (or the first :meth:`replay`). Default: ``False``.
     """
 
     def __new__(cls, keep_graph: bool = False) -> NPUGraph:
@@ -93,7 +114,9 @@ class NPUGraph(_C._NPUGraph):
         super().capture_end()
 
     def instantiate(self) -> None:
-        r"""Do nothing: a captured NPU graph is ready to replay (torch.cuda compatibility)."""
+        r"""Instantiate the graph: ``capture_end`` does it unless ``keep_graph=True``, and then calling it
+        again raises, as torch.cuda's; with ``keep_graph=True`` call it any time after capture (or let
+        :meth:`replay` do it). A captured NPU graph is executable at once, so it costs nothing."""
         super().instantiate()
 
     def replay(self) -> None:

@@ -68,6 +68,37 @@ def test_replay_on_default_stream_and_reset_recapture():
     torch.testing.assert_close(z.cpu(), torch.full((16,), -4.0))
 
 
+def test_instantiate_follows_keep_graph():
+    # torch's test_cuda_graph_raw_graph_keep_graph_false / _reset_and_recapture: instantiate is the
+    # user's only with keep_graph=True, where a replay instantiates the graph if they did not
+    g = torch.npu.NPUGraph()
+    with pytest.raises(RuntimeError, match=r"capture_end\(\) must have been called before calling instantiate"):
+        g.instantiate()
+    x = torch.zeros(64, device="npu")
+    with torch.npu.graph(g):
+        x += 1.0
+    with pytest.raises(RuntimeError, match=r"instantiate\(\) is intended to be called by the user only when keep_graph=true"):
+        g.instantiate()
+    kept = torch.npu.NPUGraph(keep_graph=True)
+    x = torch.zeros(64, device="npu")
+    with torch.npu.graph(kept):
+        x += 1.0
+    kept.instantiate()
+    kept.replay()
+    kept.instantiate()
+    kept.replay()
+    kept.replay()
+    torch.testing.assert_close(x.cpu(), torch.full((64,), 3.0))
+    kept.reset()
+    x = torch.zeros(64, device="npu")
+    with torch.npu.graph(kept):
+        x += 2.0
+    kept.replay()  # instantiates
+    kept.instantiate()
+    kept.replay()
+    torch.testing.assert_close(x.cpu(), torch.full((64,), 4.0))
+
+
 @pytest.mark.parametrize("share_mem", ["Don't share", "via pool()", "via graph_pool_handle()"])
 def test_graph_two_successive(share_mem):
     torch.npu.empty_cache()
@@ -332,3 +363,36 @@ def test_a_kernel_cache_miss_during_capture_compiles_and_is_recorded():
     assert any(b["address"] == y.data_ptr() for s in pool_segments for b in s["blocks"])
     g.replay()
     torch.testing.assert_close(y.cpu(), torch.atan2(x.cpu(), x.cpu() + 0.5) * 1.5)
+
+
+@pytest.mark.parametrize("optimizer", [torch.optim.Adam, torch.optim.RMSprop])
+def test_graph_optims_with_explicitly_capturable_param_groups(optimizer):
+    # torch's test of the same name: a capturable step replayed matches eager steps; a param group
+    # that is not capturable raises when captured (it would replay its first step's constants)
+    n_warmup, n_replay = 3, 2
+    for second_capturable in (True, False):
+        ref1, ref2, p1, p2 = (torch.nn.Parameter(torch.ones(4, device="npu")) for _ in range(4))
+        torch.manual_seed(0)
+        grads1, grads2 = ([torch.randn(4, device="npu") for _ in range(n_warmup + n_replay)] for _ in range(2))
+        opt = optimizer([{"params": [p1], "capturable": True}, {"params": [p2], "capturable": second_capturable}])
+        ref = optimizer([{"params": [ref1], "capturable": False}, {"params": [ref2], "capturable": False}])
+        for i in range(n_warmup + n_replay):
+            ref1.grad, ref2.grad = grads1[i].clone(), grads2[i].clone()
+            ref.step()
+        for i in range(n_warmup):
+            p1.grad, p2.grad = grads1[i].clone(), grads2[i].clone()
+            opt.step()
+        g = torch.npu.NPUGraph()
+        if not second_capturable:
+            with pytest.raises(RuntimeError, match="Attempting NPU graph capture of step"):
+                with torch.npu.graph(g):
+                    opt.step()
+            continue
+        with torch.npu.graph(g):
+            opt.step()
+        for i in range(n_replay):
+            p1.grad.copy_(grads1[n_warmup + i])
+            p2.grad.copy_(grads2[n_warmup + i])
+            g.replay()
+        torch.testing.assert_close(p1.detach().cpu(), ref1.detach().cpu())
+        torch.testing.assert_close(p2.detach().cpu(), ref2.detach().cpu())

@@ -46,7 +46,7 @@ aclmdlRICaptureMode captureModeFromName(const std::string& name) {
                     graphErr(ErrCode::VALUE));
 }
 
-NPUGraph::NPUGraph(const at::GraphImplArgs& /*args*/) {}
+NPUGraph::NPUGraph(const at::GraphImplArgs& args) : keepGraph_(args.keep_graph) {}
 
 NPUGraph::~NPUGraph() {
   try {
@@ -165,15 +165,26 @@ void NPUGraph::capture_end() {
     raiseRuntime("NPUGraph.capture_end", message);
   }
   graph_ = graph;
+  instantiated_ = !keepGraph_;
   if (taskCount() == 0) {
     TORCH_WARN("The NPU Graph is empty. This usually means that the graph was attempted to be captured on wrong "
                "device or stream.");
   }
 }
 
+void NPUGraph::instantiate() {
+  TORCH_CHECK(graph_ != nullptr, "capture_end() must have been called before calling instantiate\n",
+              graphErr(ErrCode::NOT_SUPPORT));
+  TORCH_CHECK(!instantiated_ || keepGraph_,
+              "instantiate() is intended to be called by the user only when keep_graph=true\n",
+              graphErr(ErrCode::NOT_SUPPORT));
+  instantiated_ = true;
+}
+
 void NPUGraph::replay() {
   TORCH_CHECK(graph_ != nullptr, "Called NPUGraph.replay() without a preceding successful capture.\n",
               graphErr(ErrCode::NOT_SUPPORT));
+  instantiated_ = true;  // keep_graph: the first replay instantiates, as torch.cuda's does
   checkNotForkedChild();
   for (size_t i = 0; i < generators_.size(); ++i) {
     GeneratorUse& use = generators_[i];
@@ -206,6 +217,7 @@ void NPUGraph::reset() {
     (void)aclmdlRIDestroy(graph_);
     graph_ = nullptr;
   }
+  instantiated_ = false;
   if (poolRetained_) {
     poolRetained_ = false;
     NPU_CHECK_ACL(npurt::cacheReleasePool(device_, toRuntime(mempoolId_)));

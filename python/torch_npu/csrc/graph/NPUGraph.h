@@ -43,7 +43,9 @@ class NPUGraph final : public at::GraphImplInterface {
                      at::GraphCaptureMode captureMode = at::GraphCaptureMode::Default) override;
   void captureBegin(c10::MempoolId_t pool, aclmdlRICaptureMode mode);
   void capture_end() override;
-  void instantiate() override {}  // a captured graph is ready to replay
+  // A captured graph is executable at once: capture_end instantiates it unless keep_graph, and then
+  // instantiate may be called again, as often as the user likes (torch.cuda's checks and messages).
+  void instantiate() override;
   void replay() override;
   void reset() override;
   c10::MempoolId_t pool() const override;
@@ -65,6 +67,8 @@ class NPUGraph final : public at::GraphImplInterface {
   bool capturing_ = false;
   bool poolRetained_ = false;
   bool debug_ = false;
+  bool keepGraph_ = false;
+  bool instantiated_ = false;
   c10::DeviceIndex device_ = -1;
   c10::StreamId streamId_ = 0;
   aclrtStream captureStream_ = nullptr;
