@@ -1,9 +1,12 @@
 // Tasks other than events: kernel launches, host functions, copies and fills.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -67,6 +70,39 @@ const char* internName(const char* name) {
   std::lock_guard<std::mutex> lock(*mutex);
   last = names->insert(name).first->c_str();
   return last;
+}
+
+// A short kernel's blocks run one after the other on the stream's worker. Handing blocks to the
+// AI-core pool costs a futex wake of a sleeping helper, its context switch and the wait for its
+// last block: on this host more CPU than a kernel of a few tens of microseconds saves by running
+// on two cores (a Llama training step's 358 launches spent ~1 ms of its ~11 ms of CPU there, most
+// of its kernels taking under 50 us). So each worker remembers, per kernel, what its last run cost
+// in core time (its wall time times the cores it ran on); below kSerialBelowNs the next run takes
+// no helper. A kernel not yet run, or a long one, is spread over the pool as before.
+constexpr int64_t kSerialBelowNs = 100'000;
+
+int64_t& lastCoreTimeNs(aclrtKernelFunc kernel) {
+  thread_local std::unordered_map<aclrtKernelFunc, int64_t> lastCost;
+  return lastCost.try_emplace(kernel, int64_t(-1)).first->second;
+}
+
+BlockFailure runKernelBlocks(aclrtKernelFunc kernel, uint32_t blockDim,
+                             const std::function<int32_t(uint32_t)>& block) {
+  int64_t& cost = lastCoreTimeNs(kernel);
+  const bool serial = blockDim == 1 || (cost >= 0 && cost < kSerialBelowNs);
+  const int64_t start = steadyNowNs();
+  BlockFailure failure;
+  if (serial) {
+    for (uint32_t idx = 0; idx < blockDim; ++idx) {
+      int32_t rc = block(idx);
+      if (rc != 0 && failure.code == 0) failure = BlockFailure{rc, idx};
+    }
+  } else {
+    failure = runBlocks(blockDim, block);
+  }
+  const int64_t cores = serial ? 1 : std::min<int64_t>(blockDim, std::max(1u, std::thread::hardware_concurrency()));
+  cost = (steadyNowNs() - start) * cores;
+  return failure;
 }
 
 // Device-side pointers must lie, with all `count` bytes, inside one device
@@ -191,7 +227,7 @@ aclError aclrtLaunchKernel(aclrtKernelFunc kernel, uint32_t blockDim, const void
         // Past the operator execution timeout, or once stop_device stopped the device, blocks not
         // yet started are skipped (a block already running finishes: compiled code never polls).
         const int64_t deadline = npurt::kernelDeadlineNs();
-        npurt::BlockFailure failure = npurt::runBlocks(blockDim, [&](uint32_t idx) {
+        npurt::BlockFailure failure = npurt::runKernelBlocks(kernel, blockDim, [&](uint32_t idx) {
           if (deadline != 0 && npurt::steadyNowNs() > deadline) return int32_t(-1);
           if (npurt::deviceStopped(device)) return int32_t(-1);
           return kernel(data, idx, blockDim);
