@@ -11,6 +11,12 @@ the scalar unit), and for a sample of N emitted kernels per kind: built by g++ a
 twin, and matching the sim (the kernel's launch through the generated ACL code on the simulated
 runtime, against the sim target's build of the same tiled kernel, on the same random inputs; a
 scalar parameter is an input like any other); then every kind below 100 % in any of the three.
+
+    python bench/bench_kernels.py --tile-programs
+compares, on the Ascend pipeline's own kernels, the sim build from the tile-level program
+(ascend-lower-tiles + sim-lower-tile-ops, targets/sim/kernel.py TILE_PROGRAM_KINDS) with the build
+from the tiled kernel's tensor ops, kind by kind: CPU ms of a cold compile (median) and the kernel's
+run time on one host thread (min), each kernel built both ways in the same process.
 """
 
 from __future__ import annotations
@@ -304,13 +310,88 @@ def ascendc_coverage(cache: Path, sample: int) -> None:
         print(f"  {count} stored without AscendC: {reason}")
 
 
+# ---- tile-level programs vs the tensor-op build (--tile-programs)
+TILE_CASES = {
+    "elementwise x*y+1 (1M)": (lambda a, b: a * b + 1, lambda: [torch.randn(1024, 1024), torch.randn(1024, 1024)]),
+    "elementwise exp(x)*y (4M)": (lambda a, b: torch.exp(a) * b, lambda: [torch.randn(4 << 20), torch.randn(4 << 20)]),
+    "elementwise sigmoid tail (1001x3)": (lambda a: torch.sigmoid(a) * 2 - torch.tanh(a), lambda: [torch.randn(1001, 3)]),
+    "elementwise f16 mul exp (333x77)": (lambda a, b: (a * b).exp(), lambda: [torch.randn(333, 77).half()] * 2),
+    "row softmax (2048x1024)": (lambda a: torch.softmax(a, -1), lambda: [torch.randn(2048, 1024)]),
+    "row sum (2048x1024)": (lambda a: a.sum(-1), lambda: [torch.randn(2048, 1024)]),
+    "row layer_norm (77x300)": (lambda a: F.layer_norm(a, (300,)), lambda: [torch.randn(77, 300)]),
+    "row broadcast + mean (512x256)": (lambda a, b: a * b + a.mean(-1, keepdim=True),
+                                       lambda: [torch.randn(512, 256), torch.randn(256)]),
+    "matmul + gelu epilogue (64x96x128)": (lambda a, w: F.gelu(a @ w), lambda: [torch.randn(64, 96), torch.randn(96, 128)]),
+    "matmul (256x512x256)": (lambda a, w: a @ w, lambda: [torch.randn(256, 512), torch.randn(512, 256)]),
+}
+
+
+def tile_programs() -> None:
+    from torch_mlir import ir
+
+    from npu_mlir.dialects.ascend import load_ascend
+    from npu_mlir.pipeline import PipelineOptions, run_pipeline
+    from npu_mlir.targets.sim import kernel as sim_kernel
+
+    print(f"sim build of the pipeline's kernels: tile-level program vs tensor ops (product switch: "
+          f"{', '.join(sorted(sim_kernel.TILE_PROGRAM_KINDS))}); load average {os.getloadavg()[0]:.1f}")
+    print(f"  {'case':36s} {'kind':12s} {'compile CPU ms':>22s} {'run ms (1 thread)':>22s}")
+    for name, (fn, make) in TILE_CASES.items():
+        inputs = make()
+        text = str(import_fx_graph(fn, inputs).module)
+        with ir.Context(), ir.Location.unknown():
+            load_ascend()
+            module = ir.Module.parse(text)
+            run_pipeline(module, PipelineOptions(from_torch=False, formats=False))
+            main_fn = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
+            values = list(zip(main_fn.regions[0].blocks[0].arguments, inputs))
+            lookup = lambda v: next(t for known, t in values if known == v)
+            for op in main_fn.regions[0].blocks[0].operations:
+                if op.name != "ascend.launch":
+                    continue
+                kernel = sim_kernel.kernel_ops(module)[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+                args = [lookup(v) for v in op.operands]
+                row, results = [], None
+                for kinds in (frozenset(), frozenset({"elementwise", "row", "matmul"})):
+                    text = sim_kernel.tile_program(kernel, kinds) if kinds else None
+                    if kinds and text is None:
+                        row.append(None)
+                        continue
+                    blocks = ir.IntegerAttr(kernel.attributes["block_dim"]).value
+                    with tempfile.TemporaryDirectory() as cache:
+                        start = cpu_seconds()
+                        built = (compile_linalg(f"module {{\n{text}\n}}", SimTiling(blocks), name="tile", cache_dir=Path(cache))
+                                 if text else sim_kernel.compile_ascend_kernel(kernel, cache_dir=Path(cache)))
+                        compile_ms = (cpu_seconds() - start) * 1e3
+                        out = run_on_host(built, args)
+                        run_ms = best_ms(lambda: run_on_host(built, args), repeat=15)
+                    if results is None:
+                        results = out
+                    else:
+                        for got, want in zip(out, results):
+                            torch.testing.assert_close(got, want, rtol=2e-3, atol=2e-3)
+                    row.append((compile_ms, run_ms))
+                values.extend(zip(op.results, results))
+                kind = ir.StringAttr(ir.DictAttr(kernel.attributes["tiling"])["kind"]).value
+                if row[1] is None:
+                    print(f"  {name:36s} {kind:12s} {'(no tile program)':>22s}")
+                    continue
+                (c0, r0), (c1, r1) = row
+                print(f"  {name:36s} {kind:12s} {c1:7.0f} vs {c0:5.0f} ({c1 / c0:4.2f}x) {r1:7.3f} vs {r0:6.3f} ({r1 / r0:4.2f}x)")
+    print("  (each pair: tile program vs tensor ops; x > 1 = the tile program costs more)")
+
+
 def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--ascendc", metavar="CACHE", help="AscendC coverage of the kernels recorded in CACHE")
     parser.add_argument("--sample", type=int, default=10, help="emitted kernels per kind to build and run on the twin")
+    parser.add_argument("--tile-programs", action="store_true", help="tile-level program vs tensor-op sim builds")
     args = parser.parse_args()
+    if args.tile_programs:
+        tile_programs()
+        return
     if args.ascendc:
         ascendc_coverage(Path(args.ascendc), args.sample)
         return

@@ -25,18 +25,23 @@ runs the same passes by name. A call the pipeline refuses runs on the CPU fallba
 refusal as its reason (eager_stats() counts it): no kernel is built around the pipeline
 (TORCH_NPU_EAGER_PIPELINE=0, building from linalg, exists only as bench_pipeline's peer).
 
-`ascend-lower-tiles` (passes/lower_tiles) is not a stage: it rewrites a tiled kernel into the
-tile-level copy_in / compute / copy_out and mmad / fixpipe program, which no emitter reads yet
-(the emitters print AscendC from the tiling record and memory plan, and the sim lowers the tiled
-kernel's tensor ops to linalg itself), and it leaves opaque and conv kernels, rows split across UB tiles, 0-d arguments an ascend op
-reads as a tensor and NZ-stored cube operands as they are. npu-opt runs it after this pipeline to show a kernel's
-tile-level program, checked by its lit file; it becomes stage 9 when the emitters read its output.
+`ascend-lower-tiles` (passes/lower_tiles) rewrites a tiled kernel into the tile-level copy_in /
+compute / copy_out and mmad / fixpipe program. The sim target builds an elementwise kernel from that
+program (targets/sim/kernel.py TILE_PROGRAM_KINDS: sim-lower-tile-ops puts the tile ops in upstream
+ops, so block split and UB tiles are the tiling record's); every other kernel the sim still lowers
+from the tiled kernel's tensor ops and splits by its own schedule (targets/sim/schedule.py) into at
+most the record's block_dim blocks, and the AscendC emitters print from the tiling record and
+memory plan, not from the program. lower-tiles leaves opaque and conv kernels, rows split across
+UB tiles, 0-d arguments an ascend op reads as a tensor and NZ-stored cube operands as they are
+(those build from the tensor ops). It runs inside the sim target's build, per kernel, not as a stage
+over the module (the record keeps the tiled kernel, which the emitters read); npu-opt runs it after
+this pipeline to show a kernel's tile-level program, checked by its lit file.
 The sim target's own rewrites of a kernel on its way to LLVM (targets/sim/lowering.py: sim-normalize,
 sim-predicates, sim-fusion-fence, sim-widen-panels, sim-unshare-empty-tensors, sim-copies-to-linalg,
 sim-guard-integer-division, sim-truncate-f64, sim-scratch-allocator, sim-bf16-storage,
-sim-bool-storage, sim-device-assert) are registered passes too, so npu-opt runs each alone on its
-lit file. Its block split (into at most the tiling record's block_dim blocks) and host-register
-tiles (targets/sim/schedule.py) are not passes yet, and do not read the record's UB tiles.
+sim-bool-storage, sim-device-assert, sim-lower-tile-ops) are registered passes too, so npu-opt runs
+each alone on its lit file. Its block split and host-register tiles of the kernels it builds from
+tensor ops (targets/sim/schedule.py) are not passes yet, and do not read the record's UB tiles.
 
 Each stage is a function from the shared `PipelineOptions` to pipeline elements (pass names as
 npu-opt knows them), so `pipeline_text(options)` reproduces any compile with `npu-opt`.

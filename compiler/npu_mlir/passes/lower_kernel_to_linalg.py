@@ -131,8 +131,9 @@ def boundary_type(t: ir.Type) -> str:
     return tensor_type(storage_shape(fmt, list(rt.shape), 8 if elt in ("i8", "ui8") else 16), elt)
 
 
-def _opaque_to_func(kernel: ir.Operation, func_name: str) -> str:
-    """An `opaque` kernel's body is upstream ops already: the same ops in a func.func."""
+def opaque_to_func(kernel: ir.Operation, func_name: str) -> str:
+    """A kernel whose body is upstream ops already (an `opaque` kernel, a tile-level program): the
+    same ops in a func.func."""
     from torch_mlir.dialects import func
 
     block = kernel.regions[0].blocks[0]
@@ -170,7 +171,7 @@ def _nested(op: ir.Operation) -> list[ir.Operation]:
 def kernel_to_linalg(kernel: ir.Operation, func_name: str = "main") -> str:
     """Text of a module holding `func.func @<func_name>` equivalent to `kernel`."""
     if ir.StringAttr(kernel.attributes["fusion"]).value == "opaque":
-        return _opaque_to_func(kernel, func_name)
+        return opaque_to_func(kernel, func_name)
     block = kernel.regions[0].blocks[0]
     w = _Writer()
     emitter = OpEmitter(w)

@@ -86,6 +86,9 @@ PASSES: dict[str, PassInfo] = dict(
                "Turn memref.copy into linalg.copy, which lowers to loops instead of a runner-library call"),
         _entry("sim-scratch-allocator", "npu_mlir.targets.sim.scratch:run",
                "Define the generic memref allocation functions with per-thread kept scratch blocks"),
+        _entry("sim-lower-tile-ops", "npu_mlir.targets.sim.tile_ops:run",
+               "Lower ascend-lower-tiles' tile-level ops (alloc, copies, vector ops, mmad, flags) of a kernel "
+               "function to memref / linalg ops the sim builds"),
         _entry("sim-device-assert", "npu_mlir.targets.sim.device_assert:run",
                "Turn a failed assertion's abort in an LLVM-dialect kernel into a status store and a return",
                function="the kernel body's llvm.func (default: every void llvm.func)"),

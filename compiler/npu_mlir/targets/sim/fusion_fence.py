@@ -102,7 +102,7 @@ def fence_recomputed_producers(module: ir.Module) -> None:
                 values.append(op.results[0])
         elif _merges_reduced_dim(op):
             values.append(op.results[0])
-        elif op.name in REDUCED_DIM and _expanded(op.results[0]):
+        elif op.name in REDUCED_DIM and op.results and _expanded(op.results[0]):  # memref ops have none
             values.append(op.results[0])
         return ir.WalkResult.ADVANCE
 

@@ -43,6 +43,7 @@ from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove
 from npu_mlir.targets.sim.normalize import drop_constant_output_dims
 from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
 from npu_mlir.targets.sim.scratch import add_scratch_allocator
+from npu_mlir.targets.sim.tile_ops import bind_block_index, vectorize_tiles
 from npu_mlir.targets.sim.truncate_f64 import truncate_f64_through_f32
 from npu_mlir.targets.sim.unshare_empty import unshare_empty_tensors
 from npu_mlir.targets.sim.widen_panels import pack_strided_operands, widen_half_operands
@@ -104,6 +105,10 @@ def prepare(module: ir.Module) -> None:
 
 def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
     """Block split (returns the block count used, 0 if the split had to be abandoned) + UB tiling."""
+    if bind_block_index(module.operation, body_function(module, symbol)):
+        # A tile-level program (tile_ops.py) splits and tiles itself as its tiling record says.
+        vectorize_tiles(module, body_function(module, symbol))
+        return block_dim
     widen_half_operands(body_function(module, symbol))
     pack_strided_operands(body_function(module, symbol))
     if block_dim <= 1 and sim_schedule.slices_of_arguments(body_function(module, symbol)):
