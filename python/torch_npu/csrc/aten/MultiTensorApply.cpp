@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "torch_npu/csrc/NpuError.h"
@@ -236,11 +237,21 @@ bool launchGroup(const eager::OpInfo& info, const eager::OpInfo& launchInfo, con
   }
   std::map<int64_t, ChunkKernel> kernels;
   bool pipeline = true, hit = true;
+  // The chunk lengths' misses are built at once, in the background (eager/CompileMiss.h): chunkKernel
+  // waits for each, where one miss after the other left all but one compile worker idle.
+  std::set<int64_t> missed;
+  for (const auto& [length, rep] : repOf) {
+    torch::jit::Stack stack = itemStack(args, rep, length);
+    std::string key;
+    if (!eager::buildKey(info, stack, 0, key) || eager::lookup(key) != nullptr) continue;
+    missed.insert(length);
+    eager::resolve(info, stack, 0, key, /*mayDefer=*/true);
+  }
   for (const auto& [length, rep] : repOf) {
     ChunkKernel kernel;
     bool cached = false;
     if (!chunkKernel(info, args, items, rep, length, writes, kernel, cached)) return false;
-    hit = hit && cached;
+    hit = hit && cached && missed.count(length) == 0;
     pipeline = pipeline && kernel.record->pipeline;
     kernels.emplace(length, std::move(kernel));
   }
