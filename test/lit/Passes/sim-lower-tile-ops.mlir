@@ -104,3 +104,24 @@ func.func @cube_tile_ops() {
   "ascend.mmad"(%a0, %b0, %c0) {init = 1 : i64} : (memref<16x32xf16, #ascend.memspace<"l0a">>, memref<32x16xf16, #ascend.memspace<"l0b">>, memref<16x16xf32, #ascend.memspace<"l0c">>) -> ()
   return
 }
+
+// -----
+
+// A vbroadcast only elementwise ops read is folded into them: the add reads the row vector through
+// a broadcasting map (d0), and the [4, 64] copy is never written.
+// CHECK: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @broadcast_folds_into_its_readers
+// CHECK: call @npu_sim_tile_op_0(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x64xf32>, memref<4xf32>, memref<4x64xf32>) -> ()
+// CHECK-NOT: call
+// CHECK: func.func private @npu_sim_tile_op_0
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[ROW]], #{{.*}}]
+// CHECK: arith.addf
+func.func @broadcast_folds_into_its_readers() {
+  %x = "ascend.alloc"() {bytes = 1024 : i64, depth = 1 : i64, space = #ascend.memspace<"ub">} : () -> memref<4x64xf32, #ascend.memspace<"ub">>
+  %row = "ascend.alloc"() {bytes = 32 : i64, depth = 1 : i64, space = #ascend.memspace<"ub">} : () -> memref<4xf32, #ascend.memspace<"ub">>
+  %b = "ascend.alloc"() {bytes = 1024 : i64, depth = 1 : i64, space = #ascend.memspace<"ub">} : () -> memref<4x64xf32, #ascend.memspace<"ub">>
+  %y = "ascend.alloc"() {bytes = 1024 : i64, depth = 1 : i64, space = #ascend.memspace<"ub">} : () -> memref<4x64xf32, #ascend.memspace<"ub">>
+  "ascend.vbroadcast"(%row, %b) {dims = array<i64: 1>} : (memref<4xf32, #ascend.memspace<"ub">>, memref<4x64xf32, #ascend.memspace<"ub">>) -> ()
+  "ascend.vbinary"(%x, %b, %y) {kind = "add"} : (memref<4x64xf32, #ascend.memspace<"ub">>, memref<4x64xf32, #ascend.memspace<"ub">>, memref<4x64xf32, #ascend.memspace<"ub">>) -> ()
+  return
+}
