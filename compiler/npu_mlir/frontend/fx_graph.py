@@ -131,9 +131,11 @@ def _dump(directory: Path, name: str, description: dict, linalg: str, record: di
     directory.mkdir(parents=True, exist_ok=True)
     stem = directory / name
     stem.with_suffix(".fx.py").write_text(rebuild(description).code)
-    stem.with_suffix(".0-linalg.mlir").write_text(linalg + "\n")
+    # one newline at the end, as npu-opt prints a module: a stage's file is byte for byte what npu-opt
+    # on the one before it prints (after the "// after:" line naming the passes)
+    stem.with_suffix(".0-linalg.mlir").write_text(linalg.rstrip("\n") + "\n")
     for i, (stage, text) in enumerate(record.get("stages", []), start=1):
-        stem.with_suffix(f".{i}-{stage}.mlir").write_text(text + "\n")
+        stem.with_suffix(f".{i}-{stage}.mlir").write_text(text.rstrip("\n") + "\n")
     for source in record.get("sources", []):
         kernel = f"{name}.{source['kernel']}"
         (directory / f"{kernel}.tiled.mlir").write_text(source["tiled_mlir"] + "\n")

@@ -20,6 +20,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 from torch_npu.dynamo import device_interface, stats
+from torch_npu.dynamo.cse import joint_graph_cse
 from torch_npu.dynamo.dynamic import compile_dynamic
 from torch_npu.dynamo.foreach import foreach_decompositions
 from torch_npu.dynamo.splitting import compile_graph
@@ -67,8 +68,16 @@ forward_compiler = _compiler("forward")
 backward_compiler = _compiler("backward")
 inference_compiler = _compiler("inference")
 
+def _partition(joint: torch.fx.GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> tuple:
+    """The min-cut rematerializing partitioner after our CSE of the joint graph (its own imports Inductor)."""
+    joint.graph = joint_graph_cse(joint.graph)
+    joint.recompile()
+    with torch._functorch.config.patch(cse=False):
+        return min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+
+
 _aot = aot_autograd(fw_compiler=forward_compiler, bw_compiler=backward_compiler,
-                    inference_compiler=inference_compiler, partition_fn=min_cut_rematerialization_partition,
+                    inference_compiler=inference_compiler, partition_fn=_partition,
                     decompositions=DECOMPOSITIONS, keep_inference_input_mutations=True)
 
 
