@@ -47,23 +47,31 @@ def compile_ascend_kernel(kernel: ir.Operation, block_dim: int | None = None, *,
     """
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     blocks = block_dim or (ir.IntegerAttr(kernel.attributes["block_dim"]).value if "block_dim" in kernel.attributes else 1)
+    if input_strides is None or all(s is None for s in input_strides):  # the program's copies read dense tensors
+        try:
+            program = tile_program(kernel)
+            if program is not None:  # it divides the work by its record's block_dim
+                return compile_linalg(f"module {{\n{program}\n}}", SimTiling(_record_blocks(kernel)), name=name,
+                                      scalar_inputs=scalar_args, input_strides=input_strides, cache_dir=cache_dir)
+        except SimCompileError:
+            pass  # the program's build failed: the kernel builds from its tensor ops instead
     try:
-        text = None
-        if input_strides is None or all(s is None for s in input_strides):  # its copies read dense tensors
-            text = tile_program(kernel)
-        if text is not None:
-            blocks = ir.IntegerAttr(kernel.attributes["block_dim"]).value  # the program splits by its record
-        text = text or kernel_to_linalg(kernel)
+        text = kernel_to_linalg(kernel)
     except KernelLoweringError as err:
         raise SimCompileError(f"kernel {name}: {err.detail}", code=err.code) from err
     return compile_linalg(f"module {{\n{text}\n}}", SimTiling(blocks), name=name, scalar_inputs=scalar_args,
                           input_strides=input_strides, cache_dir=cache_dir)
 
 
+def _record_blocks(kernel: ir.Operation) -> int:
+    return ir.IntegerAttr(kernel.attributes["block_dim"]).value
+
+
 def tile_program(kernel: ir.Operation, kinds: frozenset[str] | None = None) -> str | None:
     """The functions (public @main, its private tile-op helpers) of `kernel`'s tile-level program in
     upstream ops, as text; None when its kind is not in `kinds` (default TILE_PROGRAM_KINDS) or
-    ascend-lower-tiles leaves it as it is or cannot lower it (the tensor-op build takes it then)."""
+    ascend-lower-tiles leaves it as it is, or it or sim-lower-tile-ops cannot lower it (the tensor-op
+    build takes it then)."""
     tiling = ir.DictAttr(kernel.attributes["tiling"])
     if "kind" not in tiling or ir.StringAttr(tiling["kind"]).value not in (TILE_PROGRAM_KINDS if kinds is None else kinds):
         return None
@@ -78,5 +86,8 @@ def tile_program(kernel: ir.Operation, kinds: frozenset[str] | None = None) -> s
                              kernel.context)
     main = module.body.operations[0].operation
     main.attributes[tile_ops.BLOCK_DIM_ATTR] = kernel.attributes["block_dim"]
-    tile_ops.lower_tile_ops(module.operation, main)
+    try:
+        tile_ops.lower_tile_ops(module.operation, main)
+    except ValueError:  # a tile op or kind the sim has no lowering for yet
+        return None
     return "\n".join(str(op) for op in module.body.operations)
