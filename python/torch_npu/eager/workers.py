@@ -2,8 +2,11 @@
 
 Workers (`python -m npu_mlir.tools.compile_worker` subprocesses, at most $TORCH_NPU_COMPILE_WORKERS,
 default 2) start in the background on the first miss and serve requests one at a time each: one at first,
-another each time a request finds every worker busy, so misses from several threads compile in parallel
-while a lone first miss does not share the host's cores with a second worker's ~3 s boot. A worker that dies or exceeds $TORCH_NPU_COMPILE_TIMEOUT seconds
+another each time a request finds every worker busy while the host has a core to spare (its load average
+below its core count less one half), so misses queued together (miss.py builds them in the background)
+compile in parallel, while a lone first miss, or a host whose cores are all taken, does not pay a second
+worker's ~3 s boot for no parallelism: at load 10-14 on 2 cores a second worker made the first step of
+a 2-layer transformer LM slower (41-64 s against 31-34 s, +3 s of worker CPU). A worker that dies or exceeds $TORCH_NPU_COMPILE_TIMEOUT seconds
 (default 300) is killed and replaced; the request that did it raises WorkerCrashed.
 """
 
@@ -41,6 +44,11 @@ class CompileRejected(RuntimeError):
 
 def _timeout() -> float:
     return float(os.environ.get("TORCH_NPU_COMPILE_TIMEOUT", "300"))
+
+
+def _spare_core() -> bool:
+    """Whether another worker would get a core of its own: the host's load leaves one idle."""
+    return os.getloadavg()[0] < (os.cpu_count() or 1) - 0.5
 
 
 class Worker:
@@ -131,7 +139,7 @@ class CompilePool:
 
     def compile(self, request: CompileRequest) -> KernelRecord:
         with self._lock:
-            if not self._all or (self._idle.empty() and len(self._all) < self._size):
+            if not self._all or (self._idle.empty() and len(self._all) < self._size and _spare_core()):
                 self._all.append(Worker(self._env))
                 self._idle.put(self._all[-1])
         worker = self._idle.get()
