@@ -32,8 +32,9 @@ ops, so block split and UB tiles are the tiling record's); every other kernel th
 from the tiled kernel's tensor ops and splits by its own schedule (targets/sim/schedule.py) into at
 most the record's block_dim blocks, and the AscendC emitters print from the tiling record and
 memory plan, not from the program. lower-tiles leaves opaque and conv kernels, rows split across
-UB tiles, 0-d arguments an ascend op reads as a tensor and NZ-stored cube operands as they are
-(those build from the tensor ops). It runs inside the sim target's build, per kernel, not as a stage
+UB tiles that analysis/split_rows.py does not cover (a value broadcast back over the row), 0-d
+arguments an ascend op reads as a tensor and NZ-stored cube operands as they are (those build from
+the tensor ops). It runs inside the sim target's build, per kernel, not as a stage
 over the module (the record keeps the tiled kernel, which the emitters read); npu-opt runs it after
 this pipeline to show a kernel's tile-level program, checked by its lit file.
 The sim target's own rewrites of a kernel on its way to LLVM (targets/sim/lowering.py: sim-normalize,

@@ -147,16 +147,44 @@ func.func private @stored_nz_operand_is_left_alone()
 
 // -----
 
-// A row too long for UB (split across UB tiles by ascend-tile: a two-level reduction) has no
-// tile-level form yet: the kernel keeps its tensor body, which the sim and the scalar-unit
-// AscendC emitter read.
-// CHECK-LABEL: func.func private @split_row_is_left_alone
-// CHECK: "ascend.reduce"
-// CHECK-NOT: ascend.copy_in
+// A row too long for UB (split across UB tiles by ascend-tile) is a two-level reduction: per row
+// the accumulator starts at the identity, each column tile of 16376 (the last one a tail) is copied
+// in, reduced into a partial result and folded into it; then the row's result is copied out.
+// CHECK-LABEL: func.func private @split_row_is_a_two_level_reduction
+// CHECK: %[[ACC:.*]] = "ascend.alloc"() {{.*}}depth = 2 : i64{{.*}} -> memref<8xf32, #ascend.memspace<"ub">>
+// CHECK: scf.for %[[R:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK:   %[[ROW:.*]] = arith.addi %{{.*}}, %[[R]] : index
+// CHECK:   %[[A:.*]] = memref.subview %[[ACC]][0] [1] [1]
+// CHECK:   "ascend.vdup"(%{{.*}}, %[[A]])
+// CHECK:   scf.for %[[C:.*]] = %c0 to %c100000 step %c16376 {
+// CHECK:     %[[N:.*]] = arith.minsi %{{.*}}, %c16376 : index
+// CHECK:     memref.subview %{{.*}}[%[[ROW]], %[[C]]] [1, %[[N]]] [1, 1]
+// CHECK:     "ascend.copy_in"
+// CHECK:     "ascend.vreduce"({{.*}}) {dims = array<i64: 1>, kind = "max"}
+// CHECK:     "ascend.vbinary"(%[[A]], %{{.*}}, %[[A]]) {kind = "max"}
+// CHECK:   }
+// CHECK:   "ascend.copy_out"(%[[A]], %{{.*}})
 // CHECK: col_tiles = 7 : i64
-func.func private @split_row_is_left_alone()
+func.func private @split_row_is_a_two_level_reduction()
 "ascend.kernel"() ({
 ^bb0(%a: tensor<4x100000xf32>):
   %0 = "ascend.reduce"(%a) {kind = "max", dims = array<i64: 1>, keepdim = false} : (tensor<4x100000xf32>) -> tensor<4xf32>
   "ascend.yield"(%0) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
 }) {sym_name = "wide", function_type = (tensor<4x100000xf32>) -> tensor<4xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()
+
+// -----
+
+// A split row whose reduction is broadcast back over the row (a second pass over the column tiles)
+// has no tile-level form yet: the kernel keeps its tensor body.
+// CHECK-LABEL: func.func private @split_row_broadcast_back_is_left_alone
+// CHECK: "ascend.reduce"
+// CHECK-NOT: ascend.copy_in
+// CHECK: col_tiles
+func.func private @split_row_broadcast_back_is_left_alone()
+"ascend.kernel"() ({
+^bb0(%a: tensor<4x100000xf32>):
+  %0 = "ascend.reduce"(%a) {kind = "max", dims = array<i64: 1>, keepdim = false} : (tensor<4x100000xf32>) -> tensor<4xf32>
+  %1 = "ascend.broadcast"(%0) {dims = array<i64: 1>} : (tensor<4xf32>) -> tensor<4x100000xf32>
+  %2 = "ascend.binary"(%a, %1) {kind = "sub"} : (tensor<4x100000xf32>, tensor<4x100000xf32>) -> tensor<4x100000xf32>
+  "ascend.yield"(%2) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x100000xf32>) -> ()
+}) {sym_name = "wide_sub", function_type = (tensor<4x100000xf32>) -> tensor<4x100000xf32>, core_type = "aiv", fusion = "reduction", block_dim = 1, tiling = {}} : () -> ()

@@ -1,8 +1,9 @@
 """The sim target built from ascend-lower-tiles' tile-level program, against torch and against the
 build from the tiled kernel's tensor ops (targets/sim/kernel.py TILE_PROGRAM_KINDS).
 
-Elementwise kernels take this path in the product. Row and matmul programs are checked too, so
-their sim lowering (sim-lower-tile-ops) stays right until their host speed lets them join the switch.
+Elementwise kernels take this path in the product. Row (rows split across UB tiles included) and
+matmul programs are checked too, so their sim lowering (sim-lower-tile-ops) stays right until their
+host speed lets them join the switch.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ CASES = {
     "softmax": (lambda x: torch.softmax(x, -1), [torch.randn(32, 128)]),
     "layer_norm": (lambda x: F.layer_norm(x, (300,)), [torch.randn(77, 300)]),
     "row_broadcast": (lambda x, b: x * b + x.mean(-1, keepdim=True), [torch.randn(64, 96), torch.randn(96)]),
+    "split_row_sum": (lambda x: (x.exp() * 2).sum(-1), [torch.randn(5, 70000)]),
+    "split_row_mean_max": (lambda x: x.mean(-1) * 3 + x.amax(-1), [torch.randn(3, 70001)]),
     "matmul_epilogue": (lambda a, w, b: F.gelu(a @ w + b), [torch.randn(64, 96), torch.randn(96, 128), torch.randn(128)]),
     "matmul_odd": (lambda a, w: a @ w, [torch.randn(37, 29), torch.randn(29, 53)]),
 }

@@ -7,7 +7,9 @@ walks the tiles (the last one a tail of the leftover size) with `copy_in` -> vec
 `load_l0` / `mmad` / `fixpipe` -> `copy_out`, and set_flag/wait_flag order the pipes (MTE2 ->
 V -> MTE3, MTE2 -> MTE1 -> M -> FIX). The kernel keeps its tensor signature (arguments are read
 through bufferization.to_buffer, results are allocated and returned with to_tensor), so launches
-and the host code stay valid. Opaque kernels (no tiling) are left as they are.
+and the host code stay valid. A row split across UB tiles (col_tiles) becomes a two-level
+reduction (split_rows.py) when analysis/split_rows.py covers it. Opaque kernels (no tiling) are left
+as they are.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from ...dialects.ascend import load_ascend, module_soc, tensor_format
-from . import cube, vector
+from . import cube, split_rows, vector
 from ...analysis.kernel_model import analyze, cube_sources
 from .program import kernel_text
 
@@ -51,14 +53,17 @@ def lower_kernel(kernel: ir.Operation, soc) -> str | None:
     model = analyze(kernel)
     if tiling["kind"] != model.kind:
         raise ValueError(f"has a '{tiling['kind']}' tiling record for a '{model.kind}' body; rerun ascend-tile")
-    if "col_tiles" in tiling:
-        return None  # a row split across UB tiles (two-level reduction) has no tile-level form yet
     if any(ir.RankedTensorType(a.type).rank == 0 and any(u.owner.name.startswith("ascend.") for u in a.uses)
            for a in kernel.regions[0].blocks[0].arguments if isinstance(a.type, ir.RankedTensorType)):
         return None  # a 0-d argument an ascend op reads as a tensor has no tile-level copy yet
     if model.kind == "matmul" and any(tensor_format(v.type) != "ND" for v in cube_sources(model.cube_op)):
         return None  # an operand stored in NZ (read as is by the AscendC copy-in) has no tile-level copy yet
-    if model.kind in ("elementwise", "row"):
+    if "col_tiles" in tiling:  # a row split across UB tiles: a two-level reduction
+        lowered = split_rows.lower(kernel, model, tiling, soc.ub_align)
+        if lowered is None:
+            return None  # outside analysis/split_rows.py's cover: no tile-level form yet
+        program, results = lowered
+    elif model.kind in ("elementwise", "row"):
         program, results = vector.lower(kernel, model, tiling, _offsets(kernel), soc.ub_align)
     elif model.kind == "matmul":
         program, results = cube.lower(kernel, model, tiling, _offsets(kernel), soc)

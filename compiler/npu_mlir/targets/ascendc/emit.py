@@ -152,7 +152,7 @@ def _cube_workspace(kernel: ir.Operation) -> int:
 
 
 def _split_rows_vector(kernel: ir.Operation) -> bool:
-    from . import split_rows
+    from ...analysis import split_rows
 
     return split_rows.supported(kernel)
 

@@ -8,10 +8,8 @@ and each result's element is copied out. Inputs are double-buffered TQues (the c
 overlaps the compute of tile c); accumulators and temporaries are TBufs of their own, since a row
 value lives across every tile of its row.
 
-Covered: kernels whose every full-row value is computed from the inputs alone and whose results
-are row-shaped (sums, means, norms, max / min), in float or half. A value computed from the
-finished reduction and broadcast back over the row (softmax, layer norm) needs a second pass over
-the column tiles, and column-shaped operands a copy per tile: those kernels stay on the scalar unit.
+Covered: analysis/split_rows.py's kernels (the ones ascend-lower-tiles gives a two-level tile
+program too); the others stay on the scalar unit.
 """
 
 from __future__ import annotations
@@ -20,46 +18,12 @@ from torch_mlir import ir
 
 from .emit import CodegenError, KernelSignature, ctype
 from .vector import _REDUCE, Names, compute
-from ...analysis.kernel_model import KernelModel, analyze, body_ops, is_scalar_op
-
-_FOLD = {"sum": "Add", "mean": "Add", "max": "Max", "min": "Min"}
-
-
-def _refusal(kernel: ir.Operation, model: KernelModel) -> str | None:
-    """Why this split-row kernel is outside what the emitter covers (None: covered)."""
-    classes = {b.value: b.shape_class for b in model.buffers if b.value is not None}
-    for b in model.buffers:
-        if b.role == "work":  # ReduceSum's scratch: allocated here per reduced dtype
-            continue
-        if b.shape_class == "col":
-            return "a column-shaped operand"
-        if b.role == "out" and b.shape_class != "row":
-            return "a full-row result"
-        if b.role == "in" and b.shape_class != "full":
-            return "a row-shaped input"
-        if b.value is not None and str(ir.RankedTensorType(b.value.type).element_type) not in ("f32", "f16"):
-            return f"a {ir.RankedTensorType(b.value.type).element_type} buffer (float and half only)"
-    for op in body_ops(kernel):
-        if is_scalar_op(op):
-            continue
-        if op.name == "ascend.broadcast":
-            return "a row value broadcast back over the row (a second pass over the tiles)"
-        if op.name == "ascend.reduce" and ir.StringAttr(op.attributes["kind"]).value not in _FOLD:
-            return f"a {ir.StringAttr(op.attributes['kind']).value} reduction"
-        tensors = [v for v in op.operands if isinstance(v.type, ir.RankedTensorType)]
-        if op.name != "ascend.reduce" and classes.get(op.results[0]) == "full" \
-                and any(classes.get(v) == "row" for v in tensors):
-            return "a full-row value computed from a row value"
-    return None
-
-
-def supported(kernel: ir.Operation) -> bool:
-    return _refusal(kernel, analyze(kernel)) is None
-
+from ...analysis.kernel_model import analyze, body_ops, is_scalar_op
+from ...analysis.split_rows import FOLD, split_row_refusal
 
 def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
     model = analyze(kernel)
-    why = _refusal(kernel, model)
+    why = split_row_refusal(kernel, model)
     if why is not None:
         raise CodegenError(f"ERR03007 GRAPH kernel @{sig.name}: a row split across UB tiles with {why} has no "
                            "vector lowering yet")
@@ -105,7 +69,7 @@ def emit(kernel: ir.Operation, sig: KernelSignature) -> str:
                            f"  {_REDUCE[kind]}({acc}, {src}, work_{tag}, len);",
                            "} else {",
                            f"  {_REDUCE[kind]}(part_{tag}, {src}, work_{tag}, len);",
-                           f"  {_FOLD[kind]}({acc}, {acc}, part_{tag}, 1);",
+                           f"  {FOLD[kind]}({acc}, {acc}, part_{tag}, 1);",
                            "}"]
             if kind == "mean":
                 finish.append(f"Muls({acc}, {acc}, static_cast<{t}>(1.0f / tiling_.cols), 1);")

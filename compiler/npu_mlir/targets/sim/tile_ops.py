@@ -229,15 +229,16 @@ def elide_ub_copies(function: ir.Operation) -> int:
     memory: on the host both are the same memory, so copy_in / copy_out to and from UB are only a
     pass over the tile the chip's MTE pipes overlap and the host does not. A UB tile a copy_in fills
     is replaced by its source in the vector ops after it, a UB tile a copy_out drains by its
-    destination in the vector ops before it, and the copy goes (a tile another copy also reads keeps
-    both). Block split, tile loop and tile sizes stay the program's. Returns how many copies went."""
+    destination in the vector ops before it, and the copy goes (a tile another copy also reads, or an
+    op in another block, keeps both). Block split, tile loop and tile sizes stay the program's. Returns how many copies went."""
     copies = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name in ("ascend.copy_in", "ascend.copy_out"):
             ub = op.operands[1 if op.name == "ascend.copy_in" else 0]
-            if memref_space(ub.type) == "ub" and all(u.owner.operation == op or u.owner.name.startswith("ascend.v")
-                                                     for u in ub.uses):
+            if memref_space(ub.type) == "ub" and all(
+                    u.owner.operation == op or (u.owner.name.startswith("ascend.v") and u.owner.operation.block == op.block)
+                    for u in ub.uses):
                 copies.append(op)
         return ir.WalkResult.ADVANCE
 
