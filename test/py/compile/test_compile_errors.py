@@ -38,6 +38,25 @@ def test_matmul_shape_mismatch_raises_as_eager():
     assert "a and b must have same reduction dim, but got [2, 3] X [4, 5]" in str(compiled)
 
 
+@pytest.mark.parametrize("fn, make, says", [
+    (lambda a, b: (a + b).relu(), lambda: (torch.randn(3, 4), torch.randn(5, 4)),
+     "Attempting to broadcast a dimension of length 5"),
+    (lambda a: a.view(5, 3).relu(), lambda: (torch.randn(3, 4),), "shape '[5, 3]' is invalid for input of size 12"),
+    (lambda a, b: torch.cat([a, b], 0).relu(), lambda: (torch.randn(3, 4), torch.randn(3, 5)),
+     "Sizes of tensors must match except in dimension 0"),
+    (lambda a: a.add_(1), lambda: (torch.randn(3).requires_grad_(),),
+     "a leaf Variable that requires grad is being used in an in-place operation"),
+], ids=["broadcast", "view", "cat", "leaf-inplace"])
+def test_bad_calls_raise_as_eager(fn, make, says):
+    # caught while Dynamo traces on fake tensors, as for CUDA tensors: a RuntimeError as eager's,
+    # naming the same fault; the device stays usable
+    args = [a.npu().detach().requires_grad_(a.requires_grad) for a in make()]
+    eager, compiled = _eager_and_compiled_error(fn, *args)
+    assert isinstance(eager, RuntimeError) and isinstance(compiled, type(eager)), (eager, compiled)
+    assert says in str(compiled), str(compiled)
+    torch.testing.assert_close((torch.ones(4).npu() * 2).cpu(), torch.full((4,), 2.0))
+
+
 def test_python_error_in_compiled_code_raises_as_eager():
     def fn(x):
         y = x * 2
