@@ -1,5 +1,6 @@
 """TORCH_NPU_COMPILE_DUMP: each stage's file of a compiled graph, given to npu-opt with the passes its
-successor's first line names, reproduces that successor byte for byte."""
+successor's first line names, reproduces that successor byte for byte; the kernels stage shows the
+fused kernel and the format casts of its cube operands."""
 
 import os
 import subprocess
@@ -38,3 +39,10 @@ def test_npu_opt_on_each_dumped_stage_reproduces_the_next(tmp_path, monkeypatch)
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout == expected, f"npu-opt on {before.name} differs from {after.name}"
     assert list((tmp_path / "dump").glob("graph.*.ascendc.cpp")) and (tmp_path / "dump" / "graph.fx.py").exists()
+    # the kernels stage: one matmul_epilogue kernel (addmm, relu, mul, exp, add) whose two cube operands
+    # are cast ND -> FRACTAL_NZ inside it, one launch
+    kernels = stages[3].read_text()
+    assert kernels.count('"ascend.kernel"') == 1 and 'fusion = "matmul_epilogue"' in kernels
+    assert kernels.count('"ascend.launch"') == 1
+    casts = [line for line in kernels.splitlines() if '"ascend.format_cast"(%arg' in line]
+    assert len(casts) == 2 and all('#ascend.format<"FRACTAL_NZ">' in line for line in casts), casts
