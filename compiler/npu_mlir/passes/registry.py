@@ -65,6 +65,9 @@ PASSES: dict[str, PassInfo] = dict(
         # The sim target's own rewrites of a kernel's linalg (targets/sim/lowering.py runs them).
         _entry("sim-normalize", "npu_mlir.targets.sim.normalize:run",
                "Drop the constant unit dims of keepdim reduction outputs so the block split can slice them"),
+        _entry("sim-insert-windows", "npu_mlir.targets.sim.insert_windows:run",
+               "Rewrite the tensor.insert_slice ops the linalg vectorizer writes wrongly (a non-unit stride, "
+               "a column) as a select over a unit-stride window"),
         _entry("sim-predicates", "npu_mlir.targets.sim.predicates:run",
                "Clone each shared i1 elementwise linalg.generic per consumer so no bool tensor is stored"),
         _entry("sim-fusion-fence", "npu_mlir.targets.sim.fusion_fence:run",

@@ -43,6 +43,7 @@ from npu_mlir.targets.sim.fusion_fence import fence_recomputed_producers, remove
 from npu_mlir.targets.sim.normalize import drop_constant_output_dims
 from npu_mlir.targets.sim.predicates import duplicate_shared_predicates
 from npu_mlir.targets.sim.scratch import add_scratch_allocator
+from npu_mlir.targets.sim.insert_windows import window_miswritten_inserts
 from npu_mlir.targets.sim.tile_ops import bind_block_index, vectorize_tiles
 from npu_mlir.targets.sim.truncate_f64 import truncate_f64_through_f32
 from npu_mlir.targets.sim.unshare_empty import unshare_empty_tensors
@@ -101,6 +102,7 @@ def prepare(module: ir.Module) -> None:
     duplicate_shared_predicates(module)
     run(module, "builtin.module(canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse)")
     remove_fences(module)
+    window_miswritten_inserts(module)  # after the canonicalizations, which would fold its windows back
 
 
 def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
