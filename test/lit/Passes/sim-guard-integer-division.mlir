@@ -54,3 +54,26 @@ func.func @index_division(%a: index, %b: index) -> index {
   %0 = arith.floordivsi %a, %b : index
   return %0 : index
 }
+
+// -----
+
+// A vectorized tail step's divisor is a masked load: lanes past the mask are poison, so they are
+// checked for nothing and divide by 1 (select, since `and` keeps a poison lane poison).
+// CHECK-LABEL: func.func @masked_tail
+// CHECK: %[[B:.*]] = vector.maskedload %arg1[%c0], %[[M:.*]], %{{.*}}
+// CHECK: %[[Z:.*]] = arith.cmpi eq, %[[B]]
+// CHECK: %[[LIVE:.*]] = arith.select %[[M]], %[[Z]], %{{.*}} : vector<8xi1>, vector<8xi1>
+// CHECK: vector.reduction <or>, %[[LIVE]]
+// CHECK: cf.assert
+// CHECK: %[[SAFE:.*]] = arith.select %{{.*}}, %{{.*}}, %[[B]]
+// CHECK: %[[D:.*]] = arith.select %[[M]], %[[SAFE]], %{{.*}} : vector<8xi1>, vector<8xi64>
+// CHECK: arith.remsi %{{.*}}, %[[D]]
+func.func @masked_tail(%a: memref<10xi64>, %b: memref<10xi64>, %n: index) -> vector<8xi64> {
+  %c0 = arith.constant 0 : index
+  %pass = ub.poison : vector<8xi64>
+  %m = vector.create_mask %n : vector<8xi1>
+  %x = vector.maskedload %a[%c0], %m, %pass : memref<10xi64>, vector<8xi1>, vector<8xi64> into vector<8xi64>
+  %y = vector.maskedload %b[%c0], %m, %pass : memref<10xi64>, vector<8xi1>, vector<8xi64> into vector<8xi64>
+  %r = arith.remsi %x, %y : vector<8xi64>
+  return %r : vector<8xi64>
+}

@@ -6,7 +6,8 @@ device must not trap where an AI core does not. Each arith division or remainder
 divisor that cannot trap (1 where it was 0, and where a signed INT_MIN meets -1: INT_MIN / 1 is the
 wrapped quotient, INT_MIN % 1 the remainder 0) and a cf.assert that no divisor was zero, which
 device_assert.py turns into the kernel's failure status: the next synchronization raises, as the
-CPU's ZeroDivisionError does, and the process and device stay usable.
+CPU's ZeroDivisionError does, and the process and device stay usable. Lanes of a vectorized tail
+step past the data's end (masked loads' poison) are checked for nothing and divide by 1.
 """
 
 from __future__ import annotations
@@ -40,13 +41,42 @@ def _none(flags: ir.Value) -> ir.Value:
     return arith.xori(flags, _splat(i1, 1))
 
 
+def _live_lanes(divisor: ir.Value) -> list[ir.Value]:
+    """The masks of the masked loads a vector divisor is computed from, lane by lane.
+
+    A vectorized tail step loads past the data's end as poison (a masked load's pass-through): those
+    lanes are never stored, and a zero there is no division the op makes."""
+    masks, pending, seen = [], [divisor], set()
+    while pending:
+        value = pending.pop()
+        owner = value.owner
+        if not isinstance(owner, ir.OpView) or not isinstance(value.type, ir.VectorType):
+            continue
+        op = owner.operation
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.name == "vector.maskedload":
+            masks.append(op.operands[len(op.operands) - 2])
+        elif op.name.split(".")[0] in ("arith", "math"):
+            pending += [v for v in op.operands if isinstance(v.type, ir.VectorType) and v.type.shape == value.type.shape]
+    return masks
+
+
 def _guard(op: ir.Operation) -> None:
     dividend, divisor = op.operands[0], op.operands[1]
     kind = divisor.type
     element = kind.element_type if isinstance(kind, ir.VectorType) else kind
     width = INDEX_BITS if isinstance(element, ir.IndexType) else element.width
+    masks = _live_lanes(divisor) if isinstance(kind, ir.VectorType) else []
     with ir.InsertionPoint(op), op.location:
+        live = None
+        for mask in masks:
+            live = mask if live is None else arith.andi(live, mask)
         zero = arith.cmpi(arith.CmpIPredicate.eq, divisor, _splat(kind, 0))
+        if live is not None:
+            # select, not and: `and` of a poison lane with false is still poison.
+            zero = arith.select(live, zero, _splat(ir.VectorType.get(kind.shape, ir.IntegerType.get_signless(1)), 0))
         cf.AssertOp(_none(zero), ZERO_DIVISOR_MESSAGE)
         replace = zero
         if op.name in SIGNED:
@@ -54,6 +84,8 @@ def _guard(op: ir.Operation) -> None:
                                   arith.cmpi(arith.CmpIPredicate.eq, divisor, _splat(kind, -1)))
             replace = arith.ori(zero, overflow)
         safe = arith.select(replace, _splat(kind, 1), divisor)
+        if live is not None:
+            safe = arith.select(live, safe, _splat(kind, 1))  # a poison divisor is undefined behaviour in LLVM
     op.operands[1] = safe
 
 
