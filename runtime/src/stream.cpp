@@ -30,6 +30,11 @@ StreamTable& streamTable() {
 }
 
 aclrtStreamImpl* streamsOf(int32_t device) {
+  // Every launch resolves its stream here: the calling thread remembers its last device's streams
+  // (never freed) and skips the table's mutex.
+  thread_local int32_t lastDevice = -1;
+  thread_local aclrtStreamImpl* lastStreams = nullptr;
+  if (device == lastDevice) return lastStreams;
   StreamTable& table = streamTable();
   std::lock_guard<std::mutex> lock(table.mutex);
   if (table.byDevice.size() <= static_cast<size_t>(device)) table.byDevice.resize(device + 1);
@@ -43,7 +48,9 @@ aclrtStreamImpl* streamsOf(int32_t device) {
       streams[i].syncLaunch = i >= ACL_SYNC_LAUNCH_STREAM_BASE;
     }
   }
-  return streams.get();
+  lastDevice = device;
+  lastStreams = streams.get();
+  return lastStreams;
 }
 
 void keepFirstError(aclrtStreamImpl* stream, aclError rc) {

@@ -19,6 +19,7 @@
 #include "torch_npu/csrc/core/NpuStream.h"
 #include "torch_npu/csrc/eager/CompileMiss.h"
 #include "torch_npu/csrc/eager/KernelCache.h"
+#include "torch_npu/csrc/eager/UnboxedKernel.h"
 #include "torch_npu/csrc/npu/OverflowCheck.h"
 
 namespace torch_npu::eager {
@@ -115,6 +116,37 @@ bool canWriteInto(const at::Tensor& target, const OutputSpec& spec, const OpInfo
   return true;
 }
 
+// A call's input tensors for its launch, borrowed from its arguments where they are tensors (no
+// reference count traffic, see UnboxedKernel.h) and released without a decref, also when the call
+// throws; an element of a tensor list is a reference of its own.
+class CallInputs {
+ public:
+  CallInputs() = default;
+  CallInputs(const CallInputs&) = delete;
+  CallInputs& operator=(const CallInputs&) = delete;
+  ~CallInputs() {
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      if (borrowed_[i]) c10::MaybeOwnedTraits<at::Tensor>::destroyBorrow(tensors_[i]);
+    }
+  }
+  void add(const torch::jit::Stack& stack, size_t argBase, const ArgRef& ref) {
+    const c10::IValue& v = stack[argBase + ref.arg];
+    borrowed_.push_back(ref.element < 0);
+    if (ref.element < 0) {
+      tensors_.push_back(c10::MaybeOwnedTraits<at::Tensor>::createBorrow(v.toTensor()));
+    } else if (v.isTensorList()) {
+      tensors_.push_back(v.toTensorList().get(ref.element));
+    } else {
+      tensors_.push_back(v.toOptionalTensorList().get(ref.element).value());
+    }
+  }
+  c10::ArrayRef<at::Tensor> tensors() const { return tensors_; }
+
+ private:
+  c10::SmallVector<at::Tensor, 8> tensors_;
+  c10::SmallVector<bool, 8> borrowed_;
+};
+
 at::Tensor argumentTensor(const torch::jit::Stack& stack, size_t argBase, const ArgRef& ref) {
   const c10::IValue& v = stack[argBase + ref.arg];
   if (ref.element < 0) return v.toTensor();
@@ -129,11 +161,15 @@ at::Tensor allocate(const OutputSpec& spec) {
   return at::detail::empty_strided_generic(spec.sizes, spec.strides, npuAllocator(), kNpuKeys, spec.dtype);
 }
 
-// A call's small vectors live on the stack: the hit path allocates only its results.
-void run(const c10::OperatorHandle& op, const OpInfo& info, const KernelRecord& kernel, torch::jit::Stack* stack,
-         size_t argBase) {
-  c10::SmallVector<at::Tensor, 8> inputs;
-  for (const ArgRef& ref : kernel.inputs) inputs.push_back(argumentTensor(*stack, argBase, ref));
+using Returns = c10::SmallVector<c10::IValue, 4>;
+
+// A call's small vectors live on the stack: the hit path allocates only its results. Leaves the
+// arguments on `stack` (the caller drops them) and gives the op's returns.
+Returns run(const c10::OperatorHandle& op, const OpInfo& info, const KernelRecord& kernel,
+            const torch::jit::Stack* stack, size_t argBase) {
+  CallInputs call;
+  for (const ArgRef& ref : kernel.inputs) call.add(*stack, argBase, ref);
+  c10::ArrayRef<at::Tensor> inputs = call.tensors();
   // A factory's out= form has no input: the tensor it writes says where it runs.
   c10::Device device = !inputs.empty()             ? inputs.front().device()
                        : !kernel.targets.empty() && kernel.targets.front().ref.arg >= 0
@@ -205,7 +241,7 @@ void run(const c10::OperatorHandle& op, const OpInfo& info, const KernelRecord& 
   // format and dtype.
   for (auto& [temporary, target] : copyBack) target.copy_(temporary);
 
-  c10::SmallVector<c10::IValue, 4> returns;
+  Returns returns;
   for (const ReturnSpec& ret : kernel.returns) {
     if (ret.arg >= 0) {
       returns.push_back((*stack)[argBase + ret.arg]);  // the caller's tensor (list) itself, as on CPU
@@ -217,8 +253,7 @@ void run(const c10::OperatorHandle& op, const OpInfo& info, const KernelRecord& 
       returns.emplace_back(results[ret.outputs.front()]);
     }
   }
-  torch::jit::drop(*stack, info.isOut.size());
-  for (c10::IValue& v : returns) stack->push_back(std::move(v));
+  return returns;
 }
 
 }  // namespace
@@ -242,7 +277,45 @@ void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return;
   }
   ++info.stats.compiled;
-  run(op, info, *entry->kernel, stack, argBase);
+  Returns returns = run(op, info, *entry->kernel, stack, argBase);
+  torch::jit::drop(*stack, info.isOut.size());
+  for (c10::IValue& v : returns) stack->push_back(std::move(v));
+}
+
+at::Tensor callFunctional(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+  // Until the borrows are released, nothing may destroy an argument IValue: the key, the lookup, a
+  // miss and run() only read the stack; a fallback, which consumes it, gets owned copies first.
+  bool borrowed = true;
+  auto release = c10::make_scope_exit([&] {
+    if (!borrowed) return;
+    for (c10::IValue& v : stack) {
+      if (v.isTensor()) c10::MaybeOwnedTraits<c10::IValue>::destroyBorrow(v);
+    }
+  });
+  const OpInfo& info = opInfo(op);
+  thread_local std::string keyBuffer;  // as compiledKernel's
+  std::string key = std::move(keyBuffer);
+  key.clear();
+  auto giveBack = c10::make_scope_exit([&key] { keyBuffer = std::move(key); });
+  std::shared_ptr<const CacheEntry> entry;
+  if (buildKey(info, stack, 0, key)) entry = resolve(info, stack, 0, key, /*mayDefer=*/true);
+  if (entry && entry->kind == CacheEntry::Kind::Kernel) {
+    ++info.stats.compiled;
+    Returns returns = run(op, info, *entry->kernel, &stack, 0);
+    return std::move(returns.front()).toTensor();
+  }
+  for (c10::IValue& v : stack) {
+    if (!v.isTensor()) continue;
+    at::Tensor owned = v.toTensor();
+    c10::MaybeOwnedTraits<c10::IValue>::destroyBorrow(v);
+    v = std::move(owned);
+  }
+  borrowed = false;
+  ++info.stats.fallback;
+  const std::string& reason = entry ? entry->reason : nonCompilableArgument();
+  info.stats.noteFallbackReason(reason);
+  cpuFallback(op, &stack, reason);
+  return std::move(stack.back()).toTensor();
 }
 
 void viewKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
