@@ -33,6 +33,11 @@ class WorkerCrashed(RuntimeError):
     """The worker died or timed out while compiling a request."""
 
 
+class StaleRequest(WorkerCrashed):
+    """The worker reads another protocol version than the request's: the call is not compiled (nor kept
+    on disk as refused, which CompileRejected would be); the worker itself is sound and stays."""
+
+
 class CompileRejected(RuntimeError):
     """The compiler refused the request (an error it raised, not a crash); the refusal holds for
     calls with the same values of arguments `baked`."""
@@ -95,8 +100,7 @@ class Worker:
         size = struct.unpack("<I", self._read(4, deadline))[0]
         status, payload = pickle.loads(self._read(size, deadline))
         if status == "stale":
-            # Not the compiler's refusal (which is kept on disk): a worker of another torch_npu version.
-            raise WorkerCrashed(f"the compile worker refused the request: {payload}")
+            raise StaleRequest(f"the compile worker refused the request: {payload}")
         if status != "ok":
             raise CompileRejected(payload)
         if not isinstance(payload, KernelRecord):
@@ -145,6 +149,9 @@ class CompilePool:
         worker = self._idle.get()
         try:
             result = worker.call(request)
+        except StaleRequest:
+            self._idle.put(worker)
+            raise
         except WorkerCrashed:
             self.crashes += 1
             with self._lock:

@@ -12,7 +12,7 @@ import torch
 from npu_mlir.tools.compile_protocol import PROTOCOL_VERSION, CompileRequest, KernelRecord
 from torch_npu.eager import disk_cache
 from torch_npu.eager.plan import plan_call
-from torch_npu.eager.workers import WorkerCrashed, pool
+from torch_npu.eager.workers import StaleRequest, WorkerCrashed, pool
 
 
 def _request(tmp_path) -> CompileRequest:
@@ -34,14 +34,15 @@ def test_a_request_is_frozen_versioned_and_of_a_known_kind(tmp_path):
 
 
 def test_a_worker_builds_a_request_and_refuses_another_version_as_stale(tmp_path):
+    assert issubclass(StaleRequest, WorkerCrashed)  # the miss path's Unsupported(crashed=True): not kept on disk
     request = _request(tmp_path)
     record = pool().compile(request)
     assert isinstance(record, KernelRecord) and record.launches
     crashes = pool().crashes
-    # Stale is not a refusal of the call (which the disk cache would keep): the worker is replaced.
-    with pytest.raises(WorkerCrashed, match=f"protocol {PROTOCOL_VERSION + 1}"):
+    # Stale is not the compiler's refusal (which the disk cache would keep), and not the worker's fault.
+    with pytest.raises(StaleRequest, match=f"protocol {PROTOCOL_VERSION + 1}"):
         pool().compile(dataclasses.replace(request, protocol=PROTOCOL_VERSION + 1))
-    assert pool().crashes == crashes + 1
+    assert pool().crashes == crashes
     assert not list(tmp_path.glob("entry-*.json"))
     assert isinstance(pool().compile(request), KernelRecord)
 
