@@ -255,6 +255,9 @@ class _Rows:
             raise NotGeneric(f"{target_name(node.target)} sums over the dynamic size merged into a dim with others")
         if any(o is not None for o in self.dyn[node]):
             raise NotGeneric(f"{target_name(node.target)} sums over the dynamic size and keeps it")
+        if node.meta["val"].dtype in (torch.float16, torch.bfloat16):
+            # the accumulator would add the chunks' parts in half precision, where one kernel adds in f32
+            raise NotGeneric(f"{target_name(node.target)} sums over the dynamic size in {node.meta['val'].dtype}")
         self.masked[node] = (arg, dim, self.of(source)[1])
         self.partial.add(node)
 
