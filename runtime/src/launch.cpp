@@ -60,16 +60,24 @@ class ArgBytes {
 };
 
 // Kernel names are kept once for the life of the process (a process launches a bounded set of
-// kernels): a task holds a pointer to its name, not a copy. The calling thread remembers the last one.
+// kernels): a task holds a pointer to its name, not a copy. The calling thread remembers the names
+// it interned by the caller's pointer (the eager path passes its cached record's symbol, so a
+// model's loop of distinct kernels skips the shared set's mutex and hash); the text is compared too,
+// as a caller's buffer may hold another name later.
 const char* internName(const char* name) {
   if (name == nullptr) return "<unnamed>";
-  thread_local const char* last = nullptr;
-  if (last != nullptr && std::strcmp(last, name) == 0) return last;
+  struct Seen {
+    const char* caller = nullptr;
+    const char* interned = nullptr;
+  };
+  thread_local std::array<Seen, 64> seen;
+  Seen& slot = seen[(reinterpret_cast<uintptr_t>(name) >> 4) % seen.size()];
+  if (slot.caller == name && std::strcmp(slot.interned, name) == 0) return slot.interned;
   static std::mutex* mutex = new std::mutex();
   static auto* names = new std::unordered_set<std::string>();
   std::lock_guard<std::mutex> lock(*mutex);
-  last = names->insert(name).first->c_str();
-  return last;
+  slot = Seen{name, names->insert(name).first->c_str()};
+  return slot.interned;
 }
 
 // A short kernel's blocks run one after the other on the stream's worker. Handing blocks to the
