@@ -54,6 +54,11 @@ LOSS_RTOL, LOSS_FLOOR = 1e-2, 0.1
 # AdamW normalising near-zero gradients) is chaotic: scaling its initial weights by (1 + 1e-7 N(0,1))
 # moves its step-4 loss from 0.2837 to 0.2623 on the CPU, and float64 gives 0.2622; every aten op of a
 # step, optimizer included, is as close to float64 on npu as on the CPU (checked op by op).
+# After a multi-threaded CPU step, torch's OpenMP threads spin-wait for the next parallel region for
+# milliseconds, and process_time() counts that against the next step: the npu step that follows
+# showed 13-21 ms of CPU time per Llama step where a process training only on npu spends 8-10 ms.
+# The steps are spaced out by this much after such a step (it only shifts when steps start).
+OPENMP_SPIN_S = 0.05
 # The minimal set the model classes import (transformers pulls in the hub client at import time).
 PINS = ("transformers==5.24.0", "huggingface-hub==2.4.0", "httpx2==2.16.2", "httpcore2==2.16.2", "h11==0.16.0",
         "idna==3.20", "truststore==0.10.5", "safetensors==0.8.0", "tqdm==4.70.1", "pyyaml==6.0.4",
@@ -161,6 +166,8 @@ def train_side_by_side(trainers: list[Trainer]) -> None:
     for _ in range(STEPS):
         for trainer in trainers:
             trainer.step()
+            if trainer.device == "cpu" and (trainer.threads or torch.get_num_threads()) > 1:
+                time.sleep(OPENMP_SPIN_S)
 
 
 def losses_agree(npu: list[float], cpu: list[float], exact: list[float]) -> bool:
