@@ -16,8 +16,9 @@ from torch_npu.eager import workers
 
 @pytest.fixture
 def cold(tmp_path, monkeypatch):
-    """An empty disk cache and memory cache: every call of the test misses."""
+    """An empty disk cache and memory cache, misses queued: every call of the test misses."""
     monkeypatch.setenv("TORCH_NPU_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setenv("TORCH_NPU_ASYNC_MISSES", "1")
     torch.npu.synchronize()
     _C._eager_clear_memory_cache()
     torch.npu.reset_eager_stats()

@@ -396,14 +396,14 @@ const std::string& pendingLabel(const OpInfo& info) {
   return label;
 }
 
+// Opt-in: with misses queued, a host read of a count behind a pending build (x[m.any()]'s nonzero)
+// hung, and a failed build's CPU error surfaces at the next synchronization, not at the call. Read on
+// every miss (a miss costs milliseconds), so a test or a user can switch it within a process.
 bool asyncMissesEnabled() {
-  static const bool enabled = [] {
-    const char* value = std::getenv("TORCH_NPU_ASYNC_MISSES");
-    const char* noFallback = std::getenv("TORCH_NPU_FALLBACK_CPU_DISABLE");
-    // Without the CPU fallback a failed build raises: on the host, where the call is.
-    return !(value != nullptr && std::string(value) == "0") && !(noFallback != nullptr && std::string(noFallback) == "1");
-  }();
-  return enabled;
+  const char* value = std::getenv("TORCH_NPU_ASYNC_MISSES");
+  const char* noFallback = std::getenv("TORCH_NPU_FALLBACK_CPU_DISABLE");
+  // Without the CPU fallback a failed build raises: on the host, where the call is.
+  return value != nullptr && std::string(value) == "1" && !(noFallback != nullptr && std::string(noFallback) == "1");
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ void readLaunchList(const pybind11::handle& record, KernelRecord& out);
 MissResult compileMiss(const OpInfo& info, const torch::jit::Stack& stack, size_t argBase, const std::string& key,
                        bool defer = false);
 
-// Whether this call may be queued before its kernel is built: TORCH_NPU_ASYNC_MISSES is not 0, the
+// Whether this call may be queued before its kernel is built: TORCH_NPU_ASYNC_MISSES is 1, the
 // calling thread does not hold the GIL (a later synchronize under it would wait for a build that
 // needs it), and no NPU tensor argument is stored in an internal format (the CPU fallback of those
 // converts on the host).
