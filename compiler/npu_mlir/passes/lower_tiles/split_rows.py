@@ -17,7 +17,7 @@ from torch_mlir import ir
 from ...analysis.kernel_model import KernelModel, body_ops, is_scalar_op
 from ...analysis.split_rows import split_row_refusal
 from .program import Program, View, contiguous_strides, vtype
-from .vector import KEPT_ATTRS, VECTOR_TILE_OPS, scalar_operand
+from .vector import KEPT_ATTRS, VECTOR_TILE_OPS, tile_operands
 
 FOLD_KIND = {"sum": "add", "mean": "add", "max": "max", "min": "min"}
 
@@ -123,12 +123,7 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], align: in
 
 
 def _vector_op(p: Program, op: ir.Operation, local: dict[ir.Value, View], args: dict, consts: dict) -> None:
-    operands = []
-    for v in op.operands:
-        if isinstance(v.type, ir.RankedTensorType):
-            operands.append((local[v].name, vtype(local[v])))
-        else:
-            operands.append((scalar_operand(p, v, args, consts), str(v.type)))
+    operands = tile_operands(p, op, local, args, consts)
     dst = local[op.results[0]]
     attrs = [f"{a} = {op.attributes[a]}" for a in KEPT_ATTRS if a in op.attributes]
     p.op(VECTOR_TILE_OPS[op.name], operands + [(dst.name, vtype(dst))], ", ".join(attrs))

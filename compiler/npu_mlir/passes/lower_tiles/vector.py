@@ -50,6 +50,13 @@ def _tile(p: Program, v: View, b: Buffer, t: dict[str, int], kind: str, off: Siz
     return p.subview(v, [0, 0] if local else [off, 0], [n, cols])
 
 
+def tile_operands(p: Program, op: ir.Operation, local: dict[ir.Value, View], args: dict,
+                  consts: dict) -> list[tuple[str, str]]:
+    """(name, type) of each operand of a vector tile op: a tensor's UB view, a scalar's value."""
+    return [(local[v].name, vtype(local[v])) if isinstance(v.type, ir.RankedTensorType)
+            else (scalar_operand(p, v, args, consts), str(v.type)) for v in op.operands]
+
+
 def scalar_operand(p: Program, v: ir.Value, args: dict[ir.Value, str], consts: dict[ir.Value, str]) -> str:
     """The SSA name of scalar `v` in the new body; constants and scalar arith are re-emitted up front."""
     if v in args:
@@ -134,12 +141,7 @@ def lower(kernel: ir.Operation, model: KernelModel, t: dict[str, int], plan: dic
     for op in body_ops(kernel):
         if is_scalar_op(op):
             continue
-        operands = []
-        for v in op.operands:
-            if isinstance(v.type, ir.RankedTensorType):
-                operands.append((local[v].name, vtype(local[v])))
-            else:
-                operands.append((scalar_operand(p, v, args, consts), str(v.type)))
+        operands = tile_operands(p, op, local, args, consts)
         dst = local[op.results[0]]
         attrs = [f"{a} = {op.attributes[a]}" for a in KEPT_ATTRS if a in op.attributes]
         # On the [rows, cols] views a reduction or a row broadcast is along dim 1, a column broadcast dim 0.
