@@ -20,6 +20,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 from torch_npu.dynamo import device_interface, stats
+from torch_npu.dynamo.constants import fold_constants, with_constants
 from torch_npu.dynamo.cse import joint_graph_cse
 from torch_npu.dynamo.dynamic import compile_dynamic
 from torch_npu.dynamo.foreach import foreach_decompositions
@@ -52,13 +53,14 @@ class _OnFirstCall:
 def _compiler(kind: str) -> Callable:
     def compiler(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
         stats.count(f"{kind}_graphs")
+        gm, example_inputs, constants = fold_constants(gm, example_inputs)
         # Symbolic shapes: compiled once for any size where the graph allows it, else per shape.
         dynamic = compile_dynamic(gm, example_inputs, compile_graph)
         if dynamic is not None:
-            return dynamic
+            return with_constants(dynamic, constants)
         if kind == "backward":
-            return _OnFirstCall(gm)
-        return compile_graph(gm, example_inputs)  # boxed: one list of inputs
+            return with_constants(_OnFirstCall(gm), constants)
+        return with_constants(compile_graph(gm, example_inputs), constants)  # boxed: one list of inputs
 
     compiler.__name__ = f"npu_mlir_{kind}_compiler"
     return compiler

@@ -29,6 +29,9 @@ from torch_npu.dynamo.executable import GraphExecutable
 from torch_npu.eager.workers import CompileRejected, WorkerCrashed
 
 COPY = torch.ops.aten.copy_.default
+TO_COPY = torch.ops.aten._to_copy.default
+# An npu value copied to the host (a CPU parameter's gradient): an eager copy, not a refused node.
+TO_HOST = "a device-to-host copy"
 _refused: dict[str, str] = {}  # op -> the compiler's reason, for the rest of the process
 
 
@@ -52,6 +55,9 @@ def _why_not(node: torch.fx.Node) -> str | None:
     if name in _refused:
         return _refused[name]
     if any(v.device.type == "cpu" for v in _values(node)):
+        source = node.args[0].meta.get("val") if node.target == TO_COPY else None
+        if isinstance(source, torch.Tensor) and source.device.type != "cpu":
+            return TO_HOST
         # Adam's step counts without capturable=True: host scalars stay host ops (a compiled piece may
         # read a 0-d CPU tensor: it is uploaded, executable.py).
         return "it computes on CPU tensors"
@@ -79,6 +85,9 @@ def _node_name(node: torch.fx.Node) -> str:
 
 def _run_eagerly(node: torch.fx.Node, reason: str) -> None:
     if node.target is operator.getitem:
+        return
+    if reason == TO_HOST:
+        stats.count("host_copies")
         return
     op = _node_name(node)
     if stats.note_split(op, reason):

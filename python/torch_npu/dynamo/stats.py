@@ -24,7 +24,7 @@ def reset_compile_stats() -> None:
         _copied_at_reset = _copied_inputs()
         _stats.clear()
         _stats.update(forward_graphs=0, backward_graphs=0, inference_graphs=0, graphs_compiled=0, cache_hits=0, cache_misses=0, compile_ms=0.0, recompiles=0, kernels=0, arena_bytes=0, temp_bytes=0,
-                      mutations_aliased=0, mutations_copied=0, graphs_captured=0, shape_generic_graphs=0,
+                      mutations_aliased=0, mutations_copied=0, host_copies=0, graphs_captured=0, shape_generic_graphs=0,
                       kernel_kinds={}, split_nodes={}, per_shape={})
 
 
@@ -72,7 +72,9 @@ def compile_stats() -> dict[str, Any]:
     mutations written straight into the input's buffer / copied into it after the run (a later kernel
     still read the input); inputs_copied: graph inputs copied by a call because their strides were not
     the traced ones (the kernels are built for the traced strides; a dim of one element's stride is
-    never compared); graphs_captured: npugraphs executables captured into an NPUGraph; split_nodes: per aten op, the nodes that run as
+    never compared); host_copies: npu values a graph copies to the host (a CPU parameter's gradient), run
+    as eager copies between pieces (a host tensor moved to npu is uploaded by the call, a host constant
+    once at compile time: dynamo/constants.py); graphs_captured: npugraphs executables captured into an NPUGraph; split_nodes: per aten op, the nodes that run as
     eager npu ops instead (count, and the compiler's reason).
     """
     with _lock:

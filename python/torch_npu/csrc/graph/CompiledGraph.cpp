@@ -196,8 +196,11 @@ std::vector<at::Tensor> CompiledGraph::call(const CallPlan& plan, const std::vec
   inputs.reserve(plan.inputArgs.size());
   for (size_t k = 0; k < plan.inputArgs.size(); ++k) {
     at::Tensor t = argument(plan.inputArgs[k]);
-    if (t.device().is_cpu() && t.dim() == 0) {
-      t = t.to(c10::Device(c10::DeviceType::PrivateUse1, plan.device), /*non_blocking=*/true);
+    if (t.device().is_cpu()) {
+      // A 0-d host scalar (Adam's step count), or a host tensor the graph moves to npu (x @ W.to(x.device)):
+      // the host-to-device copy eager's _to_copy makes, with its blocking (a pageable source is copied
+      // before this returns, so the caller may write it again).
+      t = t.to(c10::Device(c10::DeviceType::PrivateUse1, plan.device), /*non_blocking=*/t.dim() == 0);
     }
     // The kernels were built for the traced strides; AOTAutograd hands in what it traced with, mostly.
     if (!sameLayout(t, plan.inputStrides[k])) {

@@ -53,7 +53,7 @@ struct CallPlan {
   std::vector<std::vector<int64_t>> inputStrides;
   std::vector<OutputView> outputs;
   std::vector<std::pair<int, int>> copyBack;  // (argument, result): mutations that could not alias
-  c10::DeviceIndex device = 0;                // where a 0-d CPU input (Adam's step count) is uploaded
+  c10::DeviceIndex device = 0;                // where a CPU input (Adam's step count, a host tensor moved to npu) is uploaded
   ChunkPlan chunk;
 };
 
@@ -75,7 +75,7 @@ class CompiledGraph {
                               const ChunkPlan& chunk = {}, int64_t size = 0) const;
 
   // One call of the piece on AOTAutograd's arguments (undefined where an argument is not a tensor):
-  // inputs taken from `args` (a 0-d CPU tensor uploaded, other strides than traced copied; the
+  // inputs taken from `args` (a CPU tensor uploaded, other strides than traced copied; the
   // stride of a dim of one element is never read), the plan
   // run, outputs made by `plan`. An output whose view chain does not give the traced layout (a view
   // of an argument laid out otherwise than traced, a chain that copies) is left undefined and
