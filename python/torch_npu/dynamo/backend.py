@@ -24,11 +24,12 @@ from torch_npu.dynamo.constants import fold_constants, with_constants
 from torch_npu.dynamo.cse import joint_graph_cse
 from torch_npu.dynamo.dynamic import compile_dynamic
 from torch_npu.dynamo.foreach import foreach_decompositions
+from torch_npu.dynamo.pads import pad_decompositions
 from torch_npu.dynamo.splitting import compile_graph
 
 # Core ATen: what torch-mlir's importer and the eager path's retraces (applied again in the worker) take;
-# foreach ops (an optimizer step) as one op per tensor.
-DECOMPOSITIONS = {**core_aten_decompositions(), **foreach_decompositions()}
+# foreach ops (an optimizer step) as one op per tensor; a pad that crops as slices (pads.py).
+DECOMPOSITIONS = {**core_aten_decompositions(), **foreach_decompositions(), **pad_decompositions()}
 
 
 class _OnFirstCall:
