@@ -68,6 +68,8 @@ PASSES: dict[str, PassInfo] = dict(
         _entry("sim-insert-windows", "npu_mlir.targets.sim.insert_windows:run",
                "Rewrite the tensor.insert_slice ops the linalg vectorizer writes wrongly (a non-unit stride, "
                "a column) as a select over a unit-stride window"),
+        _entry("sim-wide-accumulators", "npu_mlir.targets.sim.wide_accumulators:run",
+               "Keep the float32 accumulators of long sums (not contractions) in float64, rounded once after the op"),
         _entry("sim-predicates", "npu_mlir.targets.sim.predicates:run",
                "Clone each shared i1 elementwise linalg.generic per consumer so no bool tensor is stored"),
         _entry("sim-fusion-fence", "npu_mlir.targets.sim.fusion_fence:run",

@@ -5,7 +5,8 @@ Stages, in order, each a function over one module in the sim context:
    ops (matmul, conv, fill) so one tiling rule sees every op's loop nest, and give keepdim
    reductions plain output maps (normalize.py) so the block split can slice them, and clone shared
    boolean ops into each consumer (predicates.py) so few i1 tensors are stored; costly elementwise
-   ops feeding a contraction that would recompute them are fenced off from fusion (fusion_fence.py).
+   ops feeding a contraction that would recompute them are fenced off from fusion (fusion_fence.py);
+   long float32 sums get float64 accumulators (wide_accumulators.py), the fused terms stay f32.
 2. schedule (schedule.py): half-precision contraction operands widened to f32 panels first
    (widen_panels.py), then block split (a slice kernel the tiling record left at one block is split
    over the vector cores), UB tiles, vectorization - on tensors, where fusion works.
@@ -48,6 +49,7 @@ from npu_mlir.targets.sim.tile_ops import bind_block_index, vectorize_tiles
 from npu_mlir.targets.sim.truncate_f64 import truncate_f64_through_f32
 from npu_mlir.targets.sim.unshare_empty import unshare_empty_tensors
 from npu_mlir.targets.sim.widen_panels import pack_strided_operands, widen_half_operands
+from npu_mlir.targets.sim.wide_accumulators import widen_long_sums
 
 PREPARE = ("builtin.module(inline, symbol-dce, canonicalize, linalg-fuse-elementwise-ops, linalg-fold-unit-extent-dims, canonicalize, linalg-fuse-elementwise-ops, "
            "linalg-generalize-named-ops, canonicalize, cse)")
@@ -103,6 +105,7 @@ def prepare(module: ir.Module) -> None:
     run(module, "builtin.module(canonicalize, linalg-fuse-elementwise-ops, canonicalize, cse)")
     remove_fences(module)
     window_miswritten_inserts(module)  # after the canonicalizations, which would fold its windows back
+    widen_long_sums(module)  # after fusion: the sum's terms are computed in its body
 
 
 def schedule(module: ir.Module, symbol: str, block_dim: int) -> int:
