@@ -173,3 +173,36 @@ def test_a_refused_call_says_why(eager_stats):
     torch.testing.assert_close(result.cpu(), x + x)
     row = eager_stats()["aten::add.Tensor"]
     assert row["fallback"] == 1 and "Byte" in row["fallback_reason"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: a * b,
+    lambda a, b: b + a,
+    lambda a, b: a.add_(b),
+    lambda a, b: torch.mm(a, b.t()),
+    lambda a, b: torch.where(a > 0, a, b),
+    lambda a, b: torch.cat([a, b]),
+], ids=["mul", "cpu_first", "in_place", "mm", "where", "cat"])
+def test_a_cpu_tensor_with_elements_is_a_device_mismatch(call):
+    # As torch.cuda: the fallback computed these on the host and returned an npu result.
+    a, b = torch.randn(3, 4).npu(), torch.randn(3, 4)
+    before = a.cpu()
+    with pytest.raises(RuntimeError, match=r"(?s)same device.*npu:0 and cpu.*ERR01001"):
+        call(a, b)
+    torch.testing.assert_close(a.cpu(), before)
+
+
+def test_cpu_values_and_cpu_indices_are_taken(eager_stats):
+    # A 0-d CPU tensor is a value, and indices may come from the CPU: as torch.cuda does, they are
+    # copied to the device and the kernel runs (before, such a call ran on the CPU fallback).
+    x = torch.randn(5, 3)
+    index, mask = torch.tensor([4, 0, 2]), torch.tensor([True, False, True, True, False])
+    torch.testing.assert_close((x.npu() * torch.tensor(2.0)).cpu(), x * 2.0)
+    torch.testing.assert_close(x.npu()[index].cpu(), x[index])
+    torch.testing.assert_close(x.npu()[mask].cpu(), x[mask])
+    got = x.npu()
+    got[index] = torch.zeros(3, 3).npu()
+    expected = x.clone()
+    expected[index] = 0.0
+    torch.testing.assert_close(got.cpu(), expected)
+    assert_no_fallback()

@@ -7,7 +7,9 @@
 #include <torch/library.h>
 
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -166,17 +168,51 @@ class FallbackCall {
   std::vector<Aliased> aliased_;
 };
 
+// Any CPU tensor but a 0-d one (a value read on the host, as TensorIterator takes a CPU scalar) next to
+// an NPU tensor is a device mismatch, except where cpuTensorArgument allows it.
+bool onCpuWithElements(const at::Tensor& t) { return t.defined() && t.device().is_cpu() && t.dim() > 0; }
+
+// torch.cuda's check of one call's devices, which a PrivateUse1 kernel must make itself: without it
+// the fallback computed `npu_tensor * cpu_tensor` on the host and returned an npu result.
+void checkOneDevice(const c10::FunctionSchema& schema, const std::string& name, const torch::jit::Stack& stack,
+                    size_t argBase) {
+  const std::string& allowed = cpuTensorArgument(schema.name());
+  if (allowed == "*") return;
+  std::optional<c10::Device> npu;
+  const char* cpuArgument = nullptr;
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const std::string& arg = schema.arguments()[i].name();
+    bool cpuAllowed = allowed == arg;
+    auto see = [&](const at::Tensor& t) {
+      if (isNpu(t) && !npu.has_value()) npu = t.device();
+      if (!cpuAllowed && cpuArgument == nullptr && onCpuWithElements(t)) cpuArgument = arg.c_str();
+    };
+    const c10::IValue& v = stack[argBase + i];
+    if (v.isTensor()) see(v.toTensor());
+    if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorList()) see(t);
+    }
+    if (v.isOptionalTensorList()) {
+      for (const std::optional<at::Tensor>& t : v.toOptionalTensorList()) see(t.value_or(at::Tensor()));
+    }
+  }
+  TORCH_CHECK(!npu.has_value() || cpuArgument == nullptr, "Expected all tensors to be on the same device, but found at ",
+              "least two devices, ", *npu, " and cpu! (argument '", cpuArgument, "' of ", name, "; move it with ",
+              ".to('npu'), or pass a Python number or 0-d tensor)\n", errCode(SubModule::OPS, ErrCode::PARAM));
+}
+
 void runOnCpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std::string& reason) {
   const c10::FunctionSchema& schema = op.schema();
   std::string name = schema.name();
   if (!schema.overload_name().empty()) name += "." + schema.overload_name();
+  const size_t numArgs = schema.arguments().size();
+  const size_t argBase = stack->size() - numArgs;
+  checkOneDevice(schema, name, *stack, argBase);
   TORCH_CHECK_NOT_IMPLEMENTED(!fallbackDisabled(), name,
                               " is not currently supported on the NPU backend, and TORCH_NPU_FALLBACK_CPU_DISABLE=1 "
                               "forbids running it on the CPU: unset that variable to allow the CPU fallback.\n",
                               errCode(SubModule::OPS, ErrCode::NOT_SUPPORT));
 
-  const size_t numArgs = schema.arguments().size();
-  const size_t argBase = stack->size() - numArgs;
   FallbackCall call;
   for (size_t i = 0; i < numArgs; ++i) {
     const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
@@ -219,6 +255,20 @@ void npuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { r
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&npuCpuFallback>()); }
 
 }  // namespace
+
+const std::string& cpuTensorArgument(const std::string& schemaName) {
+  // The indices of an indexing op, the lengths of a packed sequence (read on the host), either side of a copy.
+  static const std::map<std::string, std::string> table = {
+      {"aten::index", "indices"},          {"aten::_unsafe_index", "indices"},
+      {"aten::index_put", "indices"},      {"aten::index_put_", "indices"},
+      {"aten::_index_put_impl_", "indices"}, {"aten::_unsafe_index_put", "indices"},
+      {"aten::_pack_padded_sequence", "lengths"},
+      {"aten::copy_", "*"}, {"aten::_copy_from", "*"}, {"aten::_copy_from_and_resize", "*"},
+      {"aten::_to_copy", "*"}, {"aten::to", "*"}};
+  static const std::string none;
+  auto it = table.find(schemaName);
+  return it == table.end() ? none : it->second;
+}
 
 void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std::string& reason) {
   runOnCpu(op, stack, reason);

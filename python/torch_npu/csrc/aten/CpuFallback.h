@@ -23,6 +23,10 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const 
 // dispatcher's call queued before its kernel was built, whose build then failed (csrc/eager/CompileMiss).
 void countFallbackCall(const std::string& op, const std::string& reason);
 
+// The argument of `schemaName` ("aten::index") that may hold CPU tensors with elements, as torch.cuda's
+// kernel takes them: "indices" for the indexing ops, "*" for copies (every argument), "" for none.
+const std::string& cpuTensorArgument(const std::string& schemaName);
+
 // Calls per op ("aten::add.Tensor" -> n) that took the fallback since the last reset.
 std::map<std::string, int64_t> fallbackCounts();
 void resetFallbackCounts();

@@ -34,6 +34,26 @@ const std::string& nonCompilableArgument() {
   return reason;
 }
 
+// torch.cuda's indexing copies CPU indices to the device: so does this, where the kernel takes them (a
+// CPU index tensor is no kernel argument). True if one moved.
+bool moveCpuIndices(const OpInfo& info, torch::jit::Stack& stack, size_t argBase) {
+  if (info.cpuIndices < 0) return false;
+  c10::IValue& v = stack[argBase + info.cpuIndices];
+  const c10::IValue& self = stack[argBase];
+  if (!v.isOptionalTensorList() || !self.isTensor() || self.toTensor().device().type() != c10::DeviceType::PrivateUse1) {
+    return false;
+  }
+  c10::List<std::optional<at::Tensor>> moved;
+  bool any = false;
+  for (const std::optional<at::Tensor>& t : v.toOptionalTensorList()) {
+    bool onCpu = t.has_value() && t->defined() && t->device().is_cpu();
+    moved.push_back(onCpu ? std::optional<at::Tensor>(t->to(self.toTensor().device())) : t);
+    any = any || onCpu;
+  }
+  if (any) v = std::move(moved);
+  return any;
+}
+
 }  // namespace
 
 // Declared in EagerDispatch.h (multi-tensor launches resolve their records through it too).
@@ -268,7 +288,12 @@ void compiledKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   key.clear();
   auto giveBack = c10::make_scope_exit([&key] { keyBuffer = std::move(key); });
   std::shared_ptr<const CacheEntry> entry;
-  if (buildKey(info, *stack, argBase, key)) entry = resolve(info, *stack, argBase, key, /*mayDefer=*/true);
+  bool keyed = buildKey(info, *stack, argBase, key);
+  if (!keyed && moveCpuIndices(info, *stack, argBase)) {
+    key.clear();
+    keyed = buildKey(info, *stack, argBase, key);
+  }
+  if (keyed) entry = resolve(info, *stack, argBase, key, /*mayDefer=*/true);
   if (!entry || entry->kind != CacheEntry::Kind::Kernel) {
     ++info.stats.fallback;
     const std::string& reason = entry ? entry->reason : nonCompilableArgument();

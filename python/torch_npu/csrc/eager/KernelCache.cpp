@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "torch_npu/csrc/NpuError.h"
+#include "torch_npu/csrc/aten/CpuFallback.h"
 #include "torch_npu/csrc/core/NpuAllocator.h"
 #include "torch_npu/csrc/core/NpuFormat.h"
 
@@ -149,8 +150,10 @@ const OpInfo& opInfo(const c10::OperatorHandle& op) {
   const c10::FunctionSchema& schema = op.schema();
   slot->name = schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
   slot->pointwise = op.hasTag(at::Tag::pointwise);
+  const std::string& cpuArgument = cpuTensorArgument(schema.name());
   for (size_t i = 0; i < schema.arguments().size(); ++i) {
     const c10::Argument& arg = schema.arguments()[i];
+    if (arg.name() == "indices" && cpuArgument == "indices") slot->cpuIndices = static_cast<int>(i);
     c10::TypePtr type = arg.real_type();
     if (auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
     slot->scalarLike.push_back(type->kind() == c10::TypeKind::NumberType ||

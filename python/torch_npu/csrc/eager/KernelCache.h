@@ -141,6 +141,7 @@ struct OpInfo {
   std::vector<bool> scalarLike;  // argument typed Scalar / float: a parameter candidate
   std::vector<bool> isOut;       // out= argument (not part of the key)
   bool pointwise = false;        // element i of the result reads only element i of each input
+  int cpuIndices = -1;           // an indexing op's indices argument: CPU tensors there go to the device first
   mutable OpStats stats;  // counters change on every call; the schema facts never do
 };
 
